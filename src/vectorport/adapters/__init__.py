@@ -1,0 +1,1 @@
+"""Built-in adapters. Each registers through the ``vectorport`` entry-point group."""

@@ -1,0 +1,263 @@
+"""The ``local`` adapter: the reference implementation of the contract.
+
+``memory://`` keeps everything in process memory; ``local:///path`` keeps it durable in
+``path`` (a SQLite file, or ``vectorport.sqlite3`` inside a folder); ``local://`` alone
+uses the user's data folder. Search is exact for all three metrics, filters are
+evaluated by the oracle itself, and hybrid queries score ``dense + sparse``.
+
+Namespaces are separate in-memory column sets keyed by name (and a key column in
+SQLite), so no operation in one can see another.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
+from vectorport.adapters.local.engine import NamespaceData, top_rows
+from vectorport.adapters.local.storage import SqliteStorage
+from vectorport.core.capabilities import Capabilities
+from vectorport.core.config import ConnectionURL
+from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
+from vectorport.core.filters.ast import Filter
+from vectorport.core.filters.oracle import matches
+from vectorport.core.types import (
+    IdPage,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+    RecordPatch,
+)
+
+DB_FILENAME = "vectorport.sqlite3"
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "vectorport"
+
+
+class _IndexState:
+    def __init__(self, spec: IndexSpec) -> None:
+        self.spec = spec
+        self.namespaces: dict[str, NamespaceData] = {}
+
+    def ns(self, namespace: str, create: bool = False) -> NamespaceData | None:
+        data = self.namespaces.get(namespace)
+        if data is None and create:
+            data = self.namespaces[namespace] = NamespaceData(self.spec.dimension)
+        return data
+
+
+class LocalAdapter:
+    """Exact, in-process search; optionally durable in SQLite."""
+
+    backend: ClassVar[str] = "local"
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._lock = threading.RLock()
+        self._indexes: dict[str, _IndexState] = {}
+        self._storage = SqliteStorage(path) if path is not None else None
+        self.path = path
+        if self._storage is not None:
+            for spec in self._storage.load_indexes():
+                state = self._indexes[spec.name] = _IndexState(spec)
+                grouped: dict[str, list[Record]] = {}
+                for namespace, rec in self._storage.load_records(spec.name):
+                    grouped.setdefault(namespace, []).append(rec)
+                for namespace, recs in grouped.items():
+                    data = state.ns(namespace, create=True)
+                    assert data is not None
+                    data.put(recs)
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> LocalAdapter:
+        url.unknown_options(set())
+        if url.scheme == "memory":
+            if url.host or url.path not in ("", "/"):
+                raise ConfigError("memory:// takes no path; use local:///path to keep data")
+            return cls(None)
+        if url.host:
+            raise ConfigError(
+                f"local URLs take a path, not a host: use local:///{url.host}{url.path} "
+                "(three slashes) for an absolute path"
+            )
+        path = Path(url.path) if url.path not in ("", "/") else default_data_dir()
+        if path.suffix not in (".db", ".sqlite", ".sqlite3"):
+            path = path / DB_FILENAME
+        return cls(path)
+
+    def __repr__(self) -> str:
+        return f"LocalAdapter(path={str(self.path) if self.path else None!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return LOCAL_CAPABILITIES
+
+    def _state(self, name: str) -> _IndexState:
+        state = self._indexes.get(name)
+        if state is None:
+            raise IndexNotFoundError(name)
+        return state
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def create_index(self, spec: IndexSpec) -> None:
+        with self._lock:
+            if spec.name in self._indexes:
+                raise IndexExistsError(spec.name)
+            if self._storage is not None:
+                self._storage.create_index(spec)
+            self._indexes[spec.name] = _IndexState(spec)
+
+    def describe_index(self, name: str) -> IndexInfo:
+        with self._lock:
+            state = self._state(name)
+            counts = {ns: len(d) for ns, d in state.namespaces.items() if len(d)}
+            return IndexInfo(spec=state.spec, count=sum(counts.values()), namespaces=counts)
+
+    def list_indexes(self) -> list[str]:
+        with self._lock:
+            return list(self._indexes)
+
+    def delete_index(self, name: str) -> None:
+        with self._lock:
+            self._state(name)
+            if self._storage is not None:
+                self._storage.delete_index(name)
+            del self._indexes[name]
+
+    # -- data -------------------------------------------------------------------------
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        with self._lock:
+            state = self._state(index.name)
+            if self._storage is not None:
+                self._storage.put(index.name, namespace, records)
+            data = state.ns(namespace, create=True)
+            assert data is not None
+            data.put(list(records))
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        with self._lock:
+            data = self._state(index.name).ns(request.namespace)
+            if data is None or not len(data):
+                return []
+            rows = data.rows_matching(request.filter)
+            scores = np.zeros(len(rows), dtype=np.float64)
+            if request.vector is not None:
+                scores += data.dense_scores(index.metric, request.vector,
+                                            None if request.filter is None else rows)
+            if request.sparse is not None:
+                scores += data.sparse_scores(request.sparse, rows)
+            best = top_rows(data.ids, rows, scores, request.top_k, request.min_score)
+            include = request.include
+            out: list[Match] = []
+            for row, score in best:
+                vector = None
+                if include.vectors:
+                    vector = data.vectors[row].copy()
+                    vector.setflags(write=False)
+                out.append(Match(
+                    id=data.ids[row],
+                    score=score,
+                    metadata=dict(data.metadata[row]) if include.metadata else None,
+                    vector=vector,
+                    sparse=data.sparse[row] if include.vectors else None,
+                    document=data.documents[row] if include.documents else None,
+                ))
+            return out
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        with self._lock:
+            data = self._state(index.name).ns(namespace)
+            if data is None:
+                return []
+            return [data.record(data.rows[i]) for i in ids if i in data.rows]
+
+    def delete(
+        self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
+    ) -> None:
+        with self._lock:
+            data = self._state(index.name).ns(namespace)
+            if data is None:
+                return
+            if ids is None:
+                ids = [data.ids[r] for r in data.rows_matching(filter)]
+            present = [i for i in ids if i in data.rows]
+            if self._storage is not None and present:
+                self._storage.remove(index.name, namespace, present)
+            data.remove(present)
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        with self._lock:
+            data = self._state(index.name).ns(namespace)
+            if data is None:
+                return 0
+            return len(data) if filter is None else len(data.rows_matching(filter))
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        with self._lock:
+            return [ns for ns, d in self._state(index.name).namespaces.items() if len(d)]
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        with self._lock:
+            state = self._state(index.name)
+            if self._storage is not None:
+                self._storage.remove_namespace(index.name, namespace)
+            state.namespaces.pop(namespace, None)
+
+    # -- optional protocols -----------------------------------------------------------
+
+    def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
+        with self._lock:
+            data = self._state(index.name).ns(namespace)
+            if data is None or patch.id not in data.rows:
+                return False
+            old = data.record(data.rows[patch.id])
+            metadata = {k: v for k, v in old.metadata.items() if k not in patch.unset_metadata}
+            metadata.update(patch.set_metadata)
+            new = Record(
+                id=old.id,
+                vector=patch.vector if patch.vector is not None else old.vector,
+                metadata=metadata,
+                sparse=patch.sparse if patch.sparse is not None else old.sparse,
+                document=patch.document if patch.document is not None else old.document,
+            )
+            self.upsert(index, namespace, [new])
+            return True
+
+    def list_ids(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        prefix: str | None,
+        filter: Filter | None,
+        limit: int,
+        cursor: str | None,
+    ) -> IdPage:
+        with self._lock:
+            data = self._state(index.name).ns(namespace)
+            if data is None:
+                return IdPage((), None)
+            ids = sorted(
+                rid for rid, row in data.rows.items()
+                if (prefix is None or rid.startswith(prefix))
+                and (cursor is None or rid > cursor)
+                and (filter is None or matches(filter, data.metadata[row]))
+            )
+            page = tuple(ids[:limit])
+            return IdPage(page, page[-1] if len(ids) > limit else None)
+
+    def close(self) -> None:
+        if self._storage is not None:
+            self._storage.close()

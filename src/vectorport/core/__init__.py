@@ -1,0 +1,1 @@
+"""The core: types, filters, capabilities, errors, plugins and the facade users call."""

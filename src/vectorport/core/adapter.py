@@ -1,0 +1,130 @@
+"""The contract between the facade and a backend adapter.
+
+An adapter is a class implementing :class:`Adapter`. The facade has already validated
+everything it passes (names, records, vectors, parsed filter, declared capabilities), so
+an adapter never re-validates and never parses raw filter dicts. Data operations receive
+the index's :class:`IndexSpec`, so an adapter needs no lookups of its own to learn the
+dimension or metric.
+
+Optional abilities are separate runtime-checkable protocols; the facade and callers test
+them with ``isinstance``, never by catching ``NotImplementedError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Protocol, runtime_checkable
+
+from vectorport.core.capabilities import Capabilities
+from vectorport.core.config import ConnectionURL
+from vectorport.core.filters.ast import Filter
+from vectorport.core.types import (
+    IdPage,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+    RecordPatch,
+)
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What every backend implements (synchronously)."""
+
+    backend: ClassVar[str]
+    """The backend's name, as in ``backend_options`` sections and error messages."""
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> Adapter:
+        """Open a connection described by ``url``; raise ``ConfigError`` when it is bad."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def create_index(self, spec: IndexSpec) -> None:
+        """Create the index; ``IndexExistsError`` if it exists."""
+        ...
+
+    def describe_index(self, name: str) -> IndexInfo:
+        """The index's spec and counts; ``IndexNotFoundError`` if absent."""
+        ...
+
+    def list_indexes(self) -> list[str]: ...
+
+    def delete_index(self, name: str) -> None:
+        """Drop the index and all its data; ``IndexNotFoundError`` if absent."""
+        ...
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        """Insert or wholly replace records. ``records`` has unique ids and fits the
+        declared batch limit."""
+        ...
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        """At most ``top_k`` matches, best first, with exact CONTRACT §3 scores."""
+        ...
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        """The stored records among ``ids``, in any order; missing ids are omitted."""
+        ...
+
+    def delete(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        ids: Sequence[str] | None,
+        filter: Filter | None,
+    ) -> None:
+        """Delete by ids or by filter (exactly one is given). Missing ids are no error."""
+        ...
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int: ...
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        """Namespaces holding at least one record."""
+        ...
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class PatchableAdapter(Protocol):
+    """Changes parts of one record in place, without re-sending the rest."""
+
+    def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
+        """Apply the patch; ``False`` when the record does not exist."""
+        ...
+
+
+@runtime_checkable
+class IdListingAdapter(Protocol):
+    """Lists record ids in ascending order, a page at a time."""
+
+    def list_ids(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        prefix: str | None,
+        filter: Filter | None,
+        limit: int,
+        cursor: str | None,
+    ) -> IdPage: ...
+
+
+@runtime_checkable
+class NativeAsyncAdapter(Protocol):
+    """Native async versions of the data operations; the rest run in a worker thread."""
+
+    async def aupsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None: ...
+
+    async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]: ...
+
+    async def afetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,80 @@
+"""Score conversions and fusion shared by adapters (CONTRACT §3).
+
+Backends report distances in several conventions; these turn each into the contract's
+higher-is-better score, exactly, so that every adapter converts the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from vectorport.core.types import Match, Metric, SparseVector
+
+Distance = Literal["cosine_distance", "l2", "l2_squared", "negative_dot", "dot", "cosine"]
+
+
+def score_from_distance(kind: Distance, value: float) -> float:
+    """The §3 score for a backend's distance or similarity value of the given kind."""
+    if kind == "cosine_distance":
+        return 1.0 - value
+    if kind == "l2":
+        return 1.0 / (1.0 + value)
+    if kind == "l2_squared":
+        return 1.0 / (1.0 + math.sqrt(max(value, 0.0)))
+    if kind == "negative_dot":
+        return -value
+    return value  # "dot" and "cosine" similarities are already scores
+
+
+def euclidean_score(distance: float) -> float:
+    return 1.0 / (1.0 + distance)
+
+
+def sparse_dot(query: SparseVector, stored: SparseVector | None) -> float:
+    """``Σ q_i·x_i`` over shared indices; a record without a sparse vector scores 0."""
+    if stored is None:
+        return 0.0
+    weights = dict(zip(stored.indices, stored.values, strict=True))
+    return sum(v * weights[i] for i, v in zip(query.indices, query.values, strict=True)
+               if i in weights)
+
+
+def hybrid_scale(
+    dense: Sequence[float], sparse: SparseVector, alpha: float
+) -> tuple[list[float], SparseVector]:
+    """Weight a dense/sparse query pair: dense × alpha, sparse × (1 − alpha).
+
+    With "sum" hybrid scoring this gives ``alpha·dense_score + (1−alpha)·sparse_score``.
+    """
+    if not 0.0 <= alpha <= 1.0:
+        from vectorport.core.errors import ValidationError
+
+        raise ValidationError(f"alpha must be in [0, 1], got {alpha}")
+    return (
+        [float(x) * alpha for x in dense],
+        SparseVector(sparse.indices, tuple(v * (1.0 - alpha) for v in sparse.values)),
+    )
+
+
+RRF_K = 60
+
+
+def rrf_scores(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion: ``Σ 1/(k + rank)`` with ranks counted from 1."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, rid in enumerate(ranking, start=1):
+            scores[rid] = scores.get(rid, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def sort_matches(matches: Iterable[Match]) -> list[Match]:
+    """Score descending, ties by id ascending: the contract's one order."""
+    return sorted(matches, key=lambda m: (-m.score, m.id))
+
+
+def metric_distance_kind(metric: Metric) -> Distance:
+    """The distance kind most backends report for a metric (adapters may differ)."""
+    return {"cosine": "cosine_distance", "euclidean": "l2", "dotproduct": "negative_dot"}[metric]  # type: ignore[return-value]

@@ -1,0 +1,271 @@
+"""Input validation to CONTRACT §1. Everything here runs before any I/O.
+
+Each function takes what a user may pass and returns the canonical form the adapters
+receive (float32 arrays, sorted sparse vectors, tuples for list metadata), or raises
+:class:`ValidationError` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from vectorport.core.errors import DimensionMismatchError, ValidationError
+from vectorport.core.types import (
+    METRICS,
+    DenseVector,
+    Metric,
+    MetadataValue,
+    Record,
+    SparseVector,
+)
+
+INDEX_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{2,44}$")
+NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+METADATA_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MAX_ID_BYTES = 512
+MAX_METADATA_BYTES = 40 * 1024
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT32_MAX = 2**31 - 1
+
+
+def index_name(name: object) -> str:
+    if not isinstance(name, str) or not INDEX_NAME_RE.match(name):
+        raise ValidationError(
+            f"invalid index name {name!r}: use 3 to 45 characters of a-z, 0-9 and _, "
+            "starting with a letter"
+        )
+    return name
+
+
+def namespace(value: object) -> str:
+    if value == "":
+        return ""
+    if not isinstance(value, str) or not NAMESPACE_RE.match(value):
+        raise ValidationError(
+            f"invalid namespace {value!r}: use '' or 1 to 64 characters of A-Z, a-z, 0-9, "
+            "_ . -, starting with a letter or digit"
+        )
+    return value
+
+
+def record_id(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValidationError(f"record id must be a non-empty str, got {value!r}")
+    if "\x00" in value:
+        raise ValidationError("record id must not contain NUL")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ValidationError("record id is not valid UTF-8 (lone surrogate)") from exc
+    if size > MAX_ID_BYTES:
+        raise ValidationError(f"record id is {size} bytes in UTF-8; at most {MAX_ID_BYTES}")
+    return value
+
+
+def record_ids(values: Iterable[object]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise ValidationError("ids must be a sequence of str, not a single str")
+    return tuple(record_id(v) for v in values)
+
+
+def metric(value: object) -> Metric:
+    if value not in METRICS:
+        raise ValidationError(f"unknown metric {value!r}; use one of {', '.join(METRICS)}")
+    return value  # type: ignore[return-value]
+
+
+def dimension(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"dimension must be a positive int, got {value!r}")
+    return value
+
+
+def top_k(value: object, limit: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"top_k must be a positive int, got {value!r}")
+    if value > limit:
+        raise ValidationError(f"top_k {value} exceeds this backend's limit of {limit}")
+    return value
+
+
+def dense_vector(value: object, expected_dimension: int, what: str = "vector") -> DenseVector:
+    """Canonical float32, read-only, 1-d array of finite values."""
+    if isinstance(value, np.ndarray):
+        array = value
+    elif isinstance(value, (list, tuple)):
+        if not all(
+            isinstance(x, (int, float, np.number)) and not isinstance(x, bool) for x in value
+        ):
+            raise ValidationError(f"{what} must hold only numbers")
+        array = np.asarray(value, dtype=np.float64)
+    else:
+        raise ValidationError(
+            f"{what} must be a list, tuple or 1-d numpy array, got {type(value).__name__}"
+        )
+    if array.ndim != 1:
+        raise ValidationError(f"{what} must be 1-dimensional, got shape {array.shape}")
+    if array.dtype.kind not in "fiu":
+        raise ValidationError(f"{what} must be numeric, got dtype {array.dtype}")
+    if len(array) != expected_dimension:
+        raise DimensionMismatchError(
+            f"{what} has {len(array)} dimensions; the index has {expected_dimension}"
+        )
+    as32 = np.ascontiguousarray(array, dtype=np.float32)
+    if not np.isfinite(as32).all():
+        raise ValidationError(f"{what} holds NaN or infinity (or a value beyond float32)")
+    if as32 is value:
+        as32 = as32.copy()  # never alias the caller's buffer: they may change it later
+    as32.setflags(write=False)
+    return as32
+
+
+def sparse_vector(value: object, what: str = "sparse vector") -> SparseVector:
+    """Canonical sparse vector: indices ascending, values float."""
+    if isinstance(value, SparseVector):
+        indices: Sequence[Any] = value.indices
+        values: Sequence[Any] = value.values
+    elif isinstance(value, Mapping) and set(value) == {"indices", "values"}:
+        indices, values = value["indices"], value["values"]
+    else:
+        raise ValidationError(
+            f"{what} must be a SparseVector or a mapping with 'indices' and 'values'"
+        )
+    indices = list(np.asarray(indices).tolist()) if isinstance(indices, np.ndarray) else indices
+    values = list(np.asarray(values).tolist()) if isinstance(values, np.ndarray) else values
+    if not isinstance(indices, (list, tuple)) or not isinstance(values, (list, tuple)):
+        raise ValidationError(f"{what}: indices and values must be sequences")
+    if len(indices) != len(values):
+        raise ValidationError(
+            f"{what}: {len(indices)} indices but {len(values)} values; they must match"
+        )
+    if not indices:
+        raise ValidationError(f"{what} must have at least one entry")
+    for i in indices:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= INT32_MAX:
+            raise ValidationError(f"{what}: index {i!r} is not a non-negative int32")
+    if len(set(indices)) != len(indices):
+        raise ValidationError(f"{what}: indices must be unique")
+    clean_values: list[float] = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValidationError(f"{what}: value {v!r} is not a finite number")
+        clean_values.append(float(v))
+    order = sorted(range(len(indices)), key=indices.__getitem__)
+    return SparseVector(
+        indices=tuple(int(indices[k]) for k in order),
+        values=tuple(clean_values[k] for k in order),
+    )
+
+
+def metadata_value(key: str, value: object) -> MetadataValue:
+    if isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ValidationError(f"metadata {key!r}: int {value} is outside the int64 range")
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValidationError(f"metadata {key!r}: {value} is not finite")
+        return value
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValidationError(f"metadata {key!r}: lists must not be empty")
+        if not all(isinstance(v, str) for v in value):
+            raise ValidationError(f"metadata {key!r}: lists may hold only str")
+        return tuple(value)
+    if isinstance(value, np.generic):
+        return metadata_value(key, value.item())
+    raise ValidationError(
+        f"metadata {key!r}: {type(value).__name__} is not allowed; "
+        "use str, int, float, bool or a non-empty list of str"
+    )
+
+
+def metadata_key(key: object) -> str:
+    if not isinstance(key, str) or not METADATA_KEY_RE.match(key):
+        raise ValidationError(
+            f"invalid metadata key {key!r}: use 1 to 64 characters of A-Z, a-z, 0-9 and _, "
+            "not starting with a digit"
+        )
+    return key
+
+
+def metadata(value: object) -> dict[str, MetadataValue]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"metadata must be a dict, got {type(value).__name__}")
+    clean = {metadata_key(k): metadata_value(k, v) for k, v in value.items()}
+    size = metadata_size(clean)
+    if size > MAX_METADATA_BYTES:
+        raise ValidationError(f"metadata is {size} bytes as JSON; at most {MAX_METADATA_BYTES}")
+    return clean
+
+
+def metadata_size(clean: Mapping[str, MetadataValue]) -> int:
+    """Size of the metadata as compact UTF-8 JSON, the measure of the 40 KiB limit."""
+    return len(
+        json.dumps(clean, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
+    )
+
+
+def document(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"document must be a str, got {type(value).__name__}")
+    if "\x00" in value:
+        raise ValidationError("document must not contain NUL")
+    return value
+
+
+def record(
+    value: object, expected_dimension: int, sparse_allowed: bool, position: int = 0
+) -> Record:
+    """Validate one record given as a :class:`Record`, a mapping or an ``(id, vector)`` tuple."""
+    where = f"record {position}"
+    if isinstance(value, Record):
+        raw_id, raw_vector = value.id, value.vector
+        raw_meta: object = value.metadata
+        raw_sparse: object = value.sparse
+        raw_doc: object = value.document
+    elif isinstance(value, Mapping):
+        unknown = set(value) - {"id", "vector", "values", "metadata", "sparse", "document"}
+        if unknown:
+            raise ValidationError(f"{where}: unknown fields {sorted(unknown)}")
+        raw_id = value.get("id")
+        raw_vector = value.get("vector", value.get("values"))
+        raw_meta = value.get("metadata")
+        raw_sparse = value.get("sparse")
+        raw_doc = value.get("document")
+    elif isinstance(value, tuple) and 2 <= len(value) <= 3:
+        raw_id, raw_vector = value[0], value[1]
+        raw_meta = value[2] if len(value) == 3 else None
+        raw_sparse = raw_doc = None
+    else:
+        raise ValidationError(f"{where}: expected a Record, a dict or an (id, vector) tuple")
+    try:
+        rid = record_id(raw_id)
+        vector = dense_vector(raw_vector, expected_dimension)
+        sparse = None
+        if raw_sparse is not None:
+            if not sparse_allowed:
+                raise ValidationError("this index was created without sparse vectors")
+            sparse = sparse_vector(raw_sparse)
+        return Record(
+            id=rid,
+            vector=vector,
+            metadata=metadata(raw_meta),
+            sparse=sparse,
+            document=document(raw_doc),
+        )
+    except ValidationError as exc:
+        label = f"{where} (id {raw_id!r})" if isinstance(raw_id, str) else where
+        raise type(exc)(f"{label}: {exc}") from None
