@@ -1,0 +1,1 @@
+"""The chroma adapter."""

@@ -1,0 +1,34 @@
+"""The conformance suite, shipped so that third-party adapter authors run it too.
+
+See :mod:`vectorport.conformance.suite` for how to bind it to a backend.
+"""
+
+from vectorport.conformance.dataset import FILTER_CASES, HOSTILE_FIELD_NAMES, HOSTILE_STRINGS
+from vectorport.conformance.reference import reference_query
+from vectorport.conformance.suite import (
+    ConformanceSuite,
+    CrudTests,
+    FilterTests,
+    LifecycleTests,
+    NamespaceTests,
+    OptionTests,
+    ScoreTests,
+    SparseTests,
+    ValidationTests,
+)
+
+__all__ = [
+    "FILTER_CASES",
+    "HOSTILE_FIELD_NAMES",
+    "HOSTILE_STRINGS",
+    "ConformanceSuite",
+    "CrudTests",
+    "FilterTests",
+    "LifecycleTests",
+    "NamespaceTests",
+    "OptionTests",
+    "ScoreTests",
+    "SparseTests",
+    "ValidationTests",
+    "reference_query",
+]

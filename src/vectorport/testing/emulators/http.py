@@ -1,0 +1,226 @@
+"""The small HTTP server both emulators stand on: routing, JSON, faults, one-send replies.
+
+Responses are written in a single ``send`` (header and body together): a split write
+costs ~40 ms per request through delayed ACKs, which would make the emulators, and the
+adapters' tests through them, needlessly slow.
+
+:class:`Faults` injects what a hosted service does to its clients: a rate of 429 / 503
+answers, added latency, and eventual-consistency lag (a write becomes visible to reads
+only ``lag_seconds`` later). Emulators call :meth:`Faults.visible_at` when storing a
+write and compare with :func:`time.monotonic` when reading.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Faults:
+    """Switchable misbehaviour. Change the fields at any time; they apply at once."""
+
+    error_rate: float = 0.0
+    error_statuses: tuple[int, ...] = (429, 503)
+    latency_seconds: float = 0.0
+    lag_seconds: float = 0.0
+    seed: int | None = None
+    _random: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)  # noqa: S311 - fault injection, not crypto
+
+    def visible_at(self) -> float:
+        """When a write made now becomes visible to reads."""
+        return time.monotonic() + self.lag_seconds
+
+    def injected_status(self) -> int | None:
+        if self.error_rate and self._random.random() < self.error_rate:
+            return self._random.choice(self.error_statuses)
+        return None
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    params: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    match: dict[str, str]
+
+    def json(self) -> Any:
+        if not self.body:
+            return {}
+        return json.loads(self.body)
+
+    def param(self, name: str, default: str | None = None) -> str | None:
+        values = self.params.get(name)
+        return values[0] if values else default
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: Any = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def encode(self) -> bytes:
+        if self.body is None:
+            return b""
+        if isinstance(self.body, bytes):
+            return self.body
+        return json.dumps(self.body, separators=(",", ":")).encode()
+
+
+class HttpError(Exception):
+    """Raise from a handler to answer with this status and JSON body."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        super().__init__(f"{status}: {body}")
+        self.status = status
+        self.body = body
+
+
+Handler = Callable[[Request], Response]
+ErrorBody = Callable[[int, str], Any]
+
+
+class Router:
+    def __init__(self) -> None:
+        self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
+
+    def route(self, method: str, pattern: str) -> Callable[[Handler], Handler]:
+        """``pattern`` is a path with ``{name}`` parts, each matching one path segment."""
+        regex = re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern) + "$")
+
+        def register(fn: Handler) -> Handler:
+            self._routes.append((method, regex, fn))
+            return fn
+
+        return register
+
+    def find(self, method: str, path: str) -> tuple[Handler, dict[str, str]] | None:
+        path_found = False
+        for route_method, regex, fn in self._routes:
+            m = regex.match(path)
+            if m:
+                path_found = True
+                if route_method == method:
+                    return fn, m.groupdict()
+        if path_found:
+            raise HttpError(405, {"error": f"method {method} not allowed"})
+        return None
+
+
+class EmulatorServer:
+    """A threaded HTTP server answering through a :class:`Router`."""
+
+    def __init__(
+        self,
+        router: Router,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        faults: Faults | None = None,
+        error_body: ErrorBody = lambda status, message: {"error": message},
+        authorize: Callable[[Request], None] | None = None,
+        fault_exempt: Callable[[Request], bool] = lambda request: False,
+    ) -> None:
+        self.router = router
+        self.faults = faults or Faults()
+        self.error_body = error_body
+        self.authorize = authorize
+        self.fault_exempt = fault_exempt
+        self.requests_served = 0
+        server = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet by default
+                return
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                response = server.dispatch(self.command, self.path, dict(self.headers), body)
+                payload = response.encode()
+                head = [f"HTTP/1.1 {response.status} {self.responses.get(response.status, ('',))[0]}"]
+                headers = dict(response.headers)
+                if payload and "Content-Type" not in headers:
+                    headers["Content-Type"] = "application/json"
+                headers["Content-Length"] = str(len(payload))
+                head += [f"{k}: {v}" for k, v in headers.items()]
+                self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
+                self.wfile.flush()
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+        self.httpd = ThreadingHTTPServer((host, port), _Handler)
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def dispatch(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Response:
+        self.requests_served += 1
+        parts = urlsplit(raw_path)
+        request = Request(method, parts.path, parse_qs(parts.query), headers, body, {})
+        try:
+            if self.faults.latency_seconds:
+                time.sleep(self.faults.latency_seconds)
+            if self.authorize is not None:
+                self.authorize(request)
+            if not self.fault_exempt(request):
+                status = self.faults.injected_status()
+                if status is not None:
+                    return Response(status, self.error_body(status, "injected fault"))
+            found = self.router.find(method, parts.path)
+            if found is None:
+                return Response(404, self.error_body(404, f"no route for {method} {parts.path}"))
+            handler, match = found
+            return handler(Request(method, parts.path, request.params, headers, body, match))
+        except HttpError as exc:
+            return Response(exc.status, exc.body)
+        except json.JSONDecodeError as exc:
+            return Response(400, self.error_body(400, f"invalid JSON: {exc}"))
+
+    def start(self) -> EmulatorServer:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
+                                        name="vectorport-emulator")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def serve_forever(self) -> None:
+        try:
+            self.httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.httpd.server_close()
+
+
+@contextmanager
+def running(server: EmulatorServer) -> Iterator[EmulatorServer]:
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
