@@ -13,14 +13,16 @@ from vectorport.conformance import ConformanceSuite
 
 class TestLocalMemory(ConformanceSuite):
     @pytest.fixture(scope="class")
-    def store(self) -> Iterator[vectorport.Store]:
+    @classmethod
+    def store(cls) -> Iterator[vectorport.Store]:
         with vectorport.connect("memory://") as store:
             yield store
 
 
 class TestLocalDurable(ConformanceSuite):
     @pytest.fixture(scope="class")
-    def store(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[vectorport.Store]:
+    @classmethod
+    def store(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[vectorport.Store]:
         path: Path = tmp_path_factory.mktemp("local") / "store.db"
         with vectorport.connect(f"local://{path}") as store:
             yield store

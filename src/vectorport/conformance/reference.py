@@ -22,7 +22,7 @@ class Expected:
     score: float
 
 
-def dense_score(metric: Metric, query: Sequence[float], vector: Sequence[float]) -> float:
+def dense_score(metric: Metric, query: Sequence[float], vector: Iterable[float]) -> float:
     q = [float(x) for x in query]
     x = [float(v) for v in vector]
     if metric == "dotproduct":

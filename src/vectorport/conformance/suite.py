@@ -7,11 +7,13 @@ Use it by subclassing one class in a test module and providing one fixture::
 
     class TestMyBackend(ConformanceSuite):
         @pytest.fixture(scope="class")
-        def store(self):
+        @classmethod
+        def store(cls):
             with vectorport.connect("mydb://...") as store:
                 yield store
 
-The ``store`` fixture must have class or session scope. Every expected result comes
+The ``store`` fixture must have class or session scope (a class-scoped fixture in a
+class is a ``classmethod``). Every expected result comes
 from the oracle and the reference query, never from a previous run. Tests of features
 the adapter does not declare check that they raise :class:`UnsupportedFeatureError`.
 
@@ -28,6 +30,7 @@ Class attributes a binding may set:
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -86,7 +89,7 @@ def assert_same_matches(
         assert abs(m.score - want[m.id]) <= tolerance, (
             f"{context}: score of {m.id} is {m.score}, expected {want[m.id]}"
         )
-    for a, b in zip(got, got[1:], strict=False):
+    for a, b in itertools.pairwise(got):
         assert a.score >= b.score - tolerance, f"{context}: not sorted by score: {got_ids}"
         if abs(want[a.id] - want[b.id]) > 2 * tolerance:
             assert want[a.id] > want[b.id], f"{context}: order differs: {got_ids} vs {want_ids}"
@@ -325,9 +328,10 @@ class ScoreTests(_Base):
 
 class FilterTests(_Base):
     @pytest.fixture(scope="class")
-    def filter_index(self, store: Store) -> Iterator[tuple[Index, list[Record]]]:
+    @classmethod
+    def filter_index(cls, store: Store) -> Iterator[tuple[Index, list[Record]]]:
         name = unique_name("filters")
-        index = store.create_index(name, 4, self.a_metric(store))
+        index = store.create_index(name, 4, cls.a_metric(store))
         rows = dataset_rows()
         index.upsert(rows, namespace=FILTER_NAMESPACE)
         # a decoy in another namespace, matching many filters, must never appear
@@ -360,7 +364,7 @@ class FilterTests(_Base):
         self, store: Store, filter_index: tuple[Index, list[Record]]
     ) -> None:
         index, _ = filter_index
-        samples = {
+        samples: dict[str, dict[str, Any]] = {
             "$eq": {"a": 1}, "$ne": {"a": {"$ne": 1}}, "$gt": {"a": {"$gt": 1}},
             "$gte": {"a": {"$gte": 1}}, "$lt": {"a": {"$lt": 1}}, "$lte": {"a": {"$lte": 1}},
             "$in": {"a": {"$in": [1]}}, "$nin": {"a": {"$nin": [1]}},
@@ -536,13 +540,14 @@ class OptionTests(_Base):
         index = make_index(metric=self.a_metric(store))
         index.upsert([(f"h{i}", [1, i / 10, 0, 0]) for i in range(10)])
         baseline = [m.id for m in index.query([1, 0.25, 0, 0], top_k=3)]
-        for hint in ("ef", "probes"):
+        hints: dict[str, dict[str, Any]] = {"ef": {"ef": 64}, "probes": {"probes": 64}}
+        for hint, kwargs in hints.items():
             if hint in store.capabilities.hints:
-                got = index.query([1, 0.25, 0, 0], top_k=3, **{hint: 64})
+                got = index.query([1, 0.25, 0, 0], top_k=3, **kwargs)
                 assert [m.id for m in got] == baseline, f"{hint} changed the meaning"
             else:
                 with pytest.raises(UnsupportedFeatureError):
-                    index.query([1, 0.25, 0, 0], top_k=3, **{hint: 64})
+                    index.query([1, 0.25, 0, 0], top_k=3, **kwargs)
 
     def test_consistency(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))

@@ -25,7 +25,7 @@ class RetryPolicy:
     cap_seconds: float = 2.0
 
     def delay(self, attempt: int) -> float:
-        return random.uniform(0.0, min(self.cap_seconds, self.base_seconds * 2**attempt))  # noqa: S311
+        return random.uniform(0.0, min(self.cap_seconds, self.base_seconds * 2**attempt))
 
     def call(self, operation: str, fn: Callable[[], T]) -> T:
         for attempt in range(self.attempts):

@@ -319,7 +319,9 @@ class Index:
         caps = self.store.capabilities
         if vector is None and sparse is None:
             raise ValidationError("a query needs a dense vector, a sparse vector, or both")
-        dense = validation.dense_vector(vector, self.dimension, "query vector") if vector is not None else None
+        dense = None
+        if vector is not None:
+            dense = validation.dense_vector(vector, self.dimension, "query vector")
         sparse_q = None
         if sparse is not None:
             if not caps.sparse:
@@ -346,8 +348,8 @@ class Index:
         if consistency not in caps.consistency:
             raise self.store.unsupported(f"{consistency} consistency")
         options = dict(backend_options or {})
-        for section, value in options.items():
-            if not isinstance(section, str) or not isinstance(value, Mapping):
+        for section, section_options in options.items():
+            if not isinstance(section, str) or not isinstance(section_options, Mapping):
                 raise ValidationError("backend_options maps a backend name to a dict of options")
         return QueryRequest(
             namespace=validation.namespace(namespace),
@@ -430,9 +432,36 @@ class Index:
             raise
         return len(prepared)
 
-    def query(self, vector: Any = None, **kwargs: Any) -> list[Match]:
-        """Nearest records to a dense and/or sparse vector; see :meth:`prepare_query`."""
-        request = self.prepare_query(vector, **kwargs)
+    def query(
+        self,
+        vector: Any = None,
+        *,
+        sparse: Any = None,
+        top_k: int = 10,
+        filter: Mapping[str, Any] | Filter | None = None,
+        namespace: str = "",
+        include_metadata: bool = True,
+        include_vectors: bool = False,
+        include_documents: bool = True,
+        min_score: float | None = None,
+        ef: int | None = None,
+        probes: int | None = None,
+        consistency: Consistency = "strong",
+        backend_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> list[Match]:
+        """The ``top_k`` nearest records to a dense vector, a sparse vector, or both.
+
+        ``filter`` is a Mongo-style dict (CONTRACT §2). ``min_score`` keeps scores
+        ``>=`` it. ``ef`` and ``probes`` are ANN hints; ``consistency`` is ``"strong"``
+        (read your writes) or ``"eventual"``; ``backend_options`` holds per-backend
+        sections such as ``{"pgvector": {...}}``, each adapter reading only its own.
+        """
+        request = self.prepare_query(
+            vector, sparse=sparse, top_k=top_k, filter=filter, namespace=namespace,
+            include_metadata=include_metadata, include_vectors=include_vectors,
+            include_documents=include_documents, min_score=min_score, ef=ef, probes=probes,
+            consistency=consistency, backend_options=backend_options,
+        )
         matches = self._call("query", lambda: self._adapter.query(self.spec, request),
                              request.namespace, request.top_k)
         return self.finish_query(request, matches)

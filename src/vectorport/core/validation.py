@@ -19,8 +19,8 @@ from vectorport.core.errors import DimensionMismatchError, ValidationError
 from vectorport.core.types import (
     METRICS,
     DenseVector,
-    Metric,
     MetadataValue,
+    Metric,
     Record,
     SparseVector,
 )
@@ -75,9 +75,10 @@ def record_ids(values: Iterable[object]) -> tuple[str, ...]:
 
 
 def metric(value: object) -> Metric:
-    if value not in METRICS:
-        raise ValidationError(f"unknown metric {value!r}; use one of {', '.join(METRICS)}")
-    return value  # type: ignore[return-value]
+    for known in METRICS:
+        if value == known:
+            return known
+    raise ValidationError(f"unknown metric {value!r}; use one of {', '.join(METRICS)}")
 
 
 def dimension(value: object) -> int:
@@ -231,6 +232,8 @@ def record(
 ) -> Record:
     """Validate one record given as a :class:`Record`, a mapping or an ``(id, vector)`` tuple."""
     where = f"record {position}"
+    raw_id: object
+    raw_vector: object
     if isinstance(value, Record):
         raw_id, raw_vector = value.id, value.vector
         raw_meta: object = value.metadata

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.scoring import sparse_dot
-from vectorport.core.types import Metric, MetadataValue, Record, SparseVector
+from vectorport.core.types import MetadataValue, Metric, Record, SparseVector
 
 _MASK_CACHE_SIZE = 16
 
@@ -146,9 +146,12 @@ class NamespaceData:
             np.divide(dots, denom, out=out, where=denom > 0)
             return out
         diff = matrix.astype(np.float64) - query.astype(np.float64)
-        return 1.0 / (1.0 + np.sqrt(np.einsum("ij,ij->i", diff, diff)))
+        distances: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        return 1.0 / (1.0 + distances)
 
-    def sparse_scores(self, query: SparseVector, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+    def sparse_scores(
+        self, query: SparseVector, rows: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float64]:
         return np.fromiter((sparse_dot(query, self.sparse[r]) for r in rows), dtype=np.float64,
                            count=len(rows))
 

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
+from vectorport.core.filters.ast import And, Condition, Filter, Nor, Or, Scalar
 from vectorport.core.filters.parse import kind_of
 
 _MISSING = object()

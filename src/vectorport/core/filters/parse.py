@@ -76,7 +76,9 @@ class _Parser:
             children = tuple(
                 self.filter(item, f"{here}[{i}]", depth + 2) for i, item in enumerate(value)
             )
-            return {"$and": And, "$or": Or, "$nor": Nor}[key](children)
+            if key == "$and":
+                return And(children)
+            return Or(children) if key == "$or" else Nor(children)
         if key == "$not":
             if not isinstance(value, Mapping) or not value:
                 raise FilterError("$not takes a non-empty filter", here)

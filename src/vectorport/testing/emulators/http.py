@@ -37,7 +37,7 @@ class Faults:
     _random: random.Random = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._random = random.Random(self.seed)  # noqa: S311 - fault injection, not crypto
+        self._random = random.Random(self.seed)
 
     def visible_at(self) -> float:
         """When a write made now becomes visible to reads."""
@@ -164,7 +164,7 @@ class EmulatorServer:
                 self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
                 self.wfile.flush()
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815
 
         self.httpd = ThreadingHTTPServer((host, port), _Handler)
         self.httpd.daemon_threads = True
@@ -173,7 +173,8 @@ class EmulatorServer:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        host_text = host.decode() if isinstance(host, bytes) else host
+        return f"http://{host_text}:{port}"
 
     def dispatch(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Response:
         self.requests_served += 1

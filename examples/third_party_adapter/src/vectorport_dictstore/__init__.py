@@ -1,0 +1,1 @@
+"""An example third-party vectorport adapter over a plain dict."""

@@ -1,0 +1,138 @@
+"""``dictstore://``: records in nested dicts, brute-force search in pure Python.
+
+Namespaces are the second level of the dict: ``data[index][namespace][id]``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from typing import ClassVar
+
+from vectorport import (
+    Capabilities,
+    ConnectionURL,
+    IndexExistsError,
+    IndexInfo,
+    IndexNotFoundError,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+)
+from vectorport.core.filters.ast import Filter
+from vectorport_dictstore.filters import compile_filter
+from vectorport_dictstore.plugin import CAPABILITIES
+
+
+def _score(metric: str, q: Sequence[float], x: Sequence[float]) -> float:
+    if metric == "cosine":
+        nq = math.sqrt(sum(a * a for a in q))
+        nx = math.sqrt(sum(b * b for b in x))
+        return sum(a * b for a, b in zip(q, x, strict=True)) / (nq * nx) if nq and nx else 0.0
+    return 1.0 / (1.0 + math.sqrt(sum((a - b) ** 2 for a, b in zip(q, x, strict=True))))
+
+
+class DictStoreAdapter:
+    backend: ClassVar[str] = "dictstore"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._specs: dict[str, IndexSpec] = {}
+        self._data: dict[str, dict[str, dict[str, Record]]] = {}
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> DictStoreAdapter:
+        url.unknown_options(set())
+        return cls()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    def _ns(self, name: str, namespace: str) -> dict[str, Record]:
+        if name not in self._data:
+            raise IndexNotFoundError(name)
+        return self._data[name].setdefault(namespace, {})
+
+    def create_index(self, spec: IndexSpec) -> None:
+        with self._lock:
+            if spec.name in self._specs:
+                raise IndexExistsError(spec.name)
+            self._specs[spec.name] = spec
+            self._data[spec.name] = {}
+
+    def describe_index(self, name: str) -> IndexInfo:
+        with self._lock:
+            if name not in self._specs:
+                raise IndexNotFoundError(name)
+            counts = {ns: len(recs) for ns, recs in self._data[name].items() if recs}
+            return IndexInfo(self._specs[name], sum(counts.values()), counts)
+
+    def list_indexes(self) -> list[str]:
+        return list(self._specs)
+
+    def delete_index(self, name: str) -> None:
+        with self._lock:
+            if name not in self._specs:
+                raise IndexNotFoundError(name)
+            del self._specs[name], self._data[name]
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        with self._lock:
+            target = self._ns(index.name, namespace)
+            for record in records:
+                target[record.id] = record
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        predicate = compile_filter(request.filter)  # compile first: refuse before any I/O
+        assert request.vector is not None  # sparse is not declared, so the facade refused it
+        query = [float(x) for x in request.vector]
+        with self._lock:
+            scored = [
+                (_score(index.metric, query, [float(x) for x in r.vector]), r)
+                for r in self._ns(index.name, request.namespace).values()
+                if predicate(r.metadata)
+            ]
+        scored.sort(key=lambda p: (-p[0], p[1].id))
+        inc = request.include
+        return [
+            Match(id=r.id, score=s,
+                  metadata=dict(r.metadata) if inc.metadata else None,
+                  vector=r.vector if inc.vectors else None,
+                  document=r.document if inc.documents else None)
+            for s, r in scored[: request.top_k]
+        ]
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        with self._lock:
+            target = self._ns(index.name, namespace)
+            return [target[i] for i in ids if i in target]
+
+    def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
+               filter: Filter | None) -> None:
+        predicate = compile_filter(filter)
+        with self._lock:
+            target = self._ns(index.name, namespace)
+            doomed = ids if ids is not None else [
+                i for i, r in target.items() if predicate(r.metadata)]
+            for rid in doomed:
+                target.pop(rid, None)
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        predicate = compile_filter(filter)
+        with self._lock:
+            return sum(1 for r in self._ns(index.name, namespace).values() if predicate(r.metadata))
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        with self._lock:
+            self._ns(index.name, "")
+            return [ns for ns, recs in self._data[index.name].items() if recs]
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        with self._lock:
+            self._ns(index.name, namespace).clear()
+
+    def close(self) -> None:
+        pass

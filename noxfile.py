@@ -1,0 +1,49 @@
+"""Developer sessions: ``nox -s tests``, ``lint``, ``typecheck``, ``bench``, ``conformance-<b>``.
+
+Every session installs the project into its own virtualenv, so each one proves that the
+packaging (extras, entry points) works from scratch.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+BACKENDS = ["local", "pgvector", "chroma", "milvus", "pinecone", "turbopuffer"]
+TEST_INSTALL = ("-e", ".[all,test]", "-e", "examples/third_party_adapter")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole suite, starting every local backend itself (the README's command)."""
+    session.install(*TEST_INSTALL)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(name="conformance")
+@nox.parametrize("backend", BACKENDS)
+def conformance(session: nox.Session, backend: str) -> None:
+    """The conformance suite on one backend: ``nox -s "conformance(backend='pgvector')"``."""
+    session.install(*TEST_INSTALL)
+    session.run("pytest", f"tests/test_conformance_{backend}.py", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", "src", "tests", "examples")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    session.install("-e", ".[all]", "mypy>=1.11")
+    session.run("mypy", "--strict", "src")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks as ratios against baselines in the same run; writes BENCHMARKS.md."""
+    session.install(*TEST_INSTALL)
+    session.run("python", "-m", "benchmarks", *session.posargs)
