@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from vectorport import FilterError, matches, parse_filter, render_filter, to_nnf
-from vectorport.core.filters.ast import And, Condition, Nor, Not, Or, operators_used
+from vectorport.conformance import strategies
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS
+from vectorport.core.filters.ast import Condition, Nor, Not, operators_used
 from vectorport.core.filters.parse import MAX_DEPTH, MAX_NODES
 
 
@@ -191,46 +192,8 @@ def test_operators_used() -> None:
 
 # --- property tests ----------------------------------------------------------------------
 
-FIELDS = ["a", "b", "tags"]
-scalars = st.one_of(
-    st.integers(-3, 3), st.sampled_from([0.5, -1.5, 2.0]), st.booleans(),
-    st.sampled_from(["x", "y", "", "é", "X"]),
-)
-same_kind_lists = st.one_of(
-    st.lists(st.integers(-3, 3), min_size=1, max_size=3),
-    st.lists(st.sampled_from(["x", "y", "é"]), min_size=1, max_size=3),
-    st.lists(st.booleans(), min_size=1, max_size=2),
-)
-range_values = st.one_of(st.integers(-3, 3), st.sampled_from([0.5, "x", "m"]))
-
-
-def conditions() -> st.SearchStrategy[Condition]:
-    field = st.sampled_from(FIELDS)
-    return st.one_of(
-        st.builds(Condition, field, st.sampled_from(["$eq", "$ne"]), scalars),
-        st.builds(Condition, field, st.sampled_from(["$gt", "$gte", "$lt", "$lte"]), range_values),
-        st.builds(Condition, field, st.sampled_from(["$in", "$nin", "$all"]),
-                  same_kind_lists.map(tuple)),
-        st.builds(Condition, field, st.just("$exists"), st.booleans()),
-    )
-
-
-filters = st.recursive(
-    conditions(),
-    lambda inner: st.one_of(
-        st.lists(inner, min_size=1, max_size=3).map(lambda c: And(tuple(c))),
-        st.lists(inner, min_size=1, max_size=3).map(lambda c: Or(tuple(c))),
-        st.lists(inner, min_size=1, max_size=3).map(lambda c: Nor(tuple(c))),
-        inner.map(Not),
-    ),
-    max_leaves=8,
-)
-metadata_values = st.one_of(
-    st.integers(-3, 3), st.sampled_from([0.5, -1.5, 2.0, 1.0]), st.booleans(),
-    st.sampled_from(["x", "y", "", "é", "m"]),
-    st.lists(st.sampled_from(["x", "y", "é"]), min_size=1, max_size=3).map(tuple),
-)
-metadatas = st.dictionaries(st.sampled_from(FIELDS), metadata_values, max_size=3)
+filters = strategies.filters(ALL_FILTER_OPERATORS)
+metadatas = strategies.metadatas
 
 
 @settings(max_examples=400, deadline=None)

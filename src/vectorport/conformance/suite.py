@@ -30,22 +30,33 @@ Class attributes a binding may set:
 
 from __future__ import annotations
 
-import itertools
-import uuid
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
+from vectorport.conformance.base import (
+    BASE,
+    FILTER_NAMESPACE,
+    OPPOSITE,
+    ORTHOGONAL,
+    QUERY,
+    IndexFactory,
+    SuiteBase,
+    assert_same_matches,
+    canonical_records,
+    unique_name,
+)
 from vectorport.conformance.dataset import (
     FILTER_CASES,
     HOSTILE_FIELD_NAMES,
     HOSTILE_STRINGS,
     dataset_rows,
 )
-from vectorport.conformance.reference import Expected, reference_query
-from vectorport.core import validation
+from vectorport.conformance.differential import DifferentialTests
+from vectorport.conformance.reference import reference_query
+from vectorport.conformance.robustness import ConcurrencyTests, HostileInputTests
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.errors import (
     DimensionMismatchError,
@@ -58,68 +69,10 @@ from vectorport.core.errors import (
 from vectorport.core.filters.ast import operators_used
 from vectorport.core.filters.parse import parse_filter
 from vectorport.core.store import Index, Store
-from vectorport.core.types import METRICS, Match, Metric, Record, SparseVector
-
-BASE, OPPOSITE, ORTHOGONAL, QUERY = [1, 0, 0, 0], [-1, 0, 0, 0], [0, -1, -1, 0], [1, 0, 0, 0]
-FILTER_NAMESPACE = "filters"
-
-IndexFactory = Callable[..., Index]
+from vectorport.core.types import METRICS, Metric, Record, SparseVector
 
 
-def unique_name(tag: str = "t") -> str:
-    return f"vp_{tag[:20]}_{uuid.uuid4().hex[:10]}"
-
-
-def canonical_records(rows: list[dict[str, Any]], dimension: int = 4) -> list[Record]:
-    return [validation.record(r, dimension, True, i) for i, r in enumerate(rows)]
-
-
-def assert_same_matches(
-    got: list[Match], expected: list[Expected], tolerance: float, context: str = ""
-) -> None:
-    """Same ids in the same order, scores within tolerance. Near-ties (scores closer
-    than the tolerance) may come in either order, as an engine's float rounding may."""
-    got_ids = [m.id for m in got]
-    want_ids = [e.id for e in expected]
-    assert sorted(got_ids) == sorted(want_ids), (
-        f"{context}: ids differ\n  got      {got_ids}\n  expected {want_ids}"
-    )
-    want = {e.id: e.score for e in expected}
-    for m in got:
-        assert abs(m.score - want[m.id]) <= tolerance, (
-            f"{context}: score of {m.id} is {m.score}, expected {want[m.id]}"
-        )
-    for a, b in itertools.pairwise(got):
-        assert a.score >= b.score - tolerance, f"{context}: not sorted by score: {got_ids}"
-        if abs(want[a.id] - want[b.id]) > 2 * tolerance:
-            assert want[a.id] > want[b.id], f"{context}: order differs: {got_ids} vs {want_ids}"
-
-
-class _Base:
-    known_filter_deviations: ClassVar[frozenset[str]] = frozenset()
-    score_tolerance: ClassVar[float] = 1e-3
-
-    @pytest.fixture
-    def make_index(self, store: Store) -> Iterator[IndexFactory]:
-        created: list[str] = []
-
-        def factory(dimension: int = 4, metric: Metric = "cosine", **kwargs: Any) -> Index:
-            name = unique_name(kwargs.pop("tag", "t"))
-            index = store.create_index(name, dimension, metric, **kwargs)
-            created.append(name)
-            return index
-
-        yield factory
-        for name in created:
-            store.delete_index(name, missing_ok=True)
-
-    @staticmethod
-    def a_metric(store: Store) -> Metric:
-        caps = store.capabilities.metrics
-        return "cosine" if "cosine" in caps else sorted(caps)[0]
-
-
-class LifecycleTests(_Base):
+class LifecycleTests(SuiteBase):
     def test_create_describe_list_delete(self, store: Store) -> None:
         name = unique_name("life")
         metric = self.a_metric(store)
@@ -167,7 +120,7 @@ class LifecycleTests(_Base):
         assert dict(info.namespaces) == {"": 3, "other": 2}
 
 
-class CrudTests(_Base):
+class CrudTests(SuiteBase):
     def test_upsert_count_fetch(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         rows = dataset_rows()[:10]
@@ -279,7 +232,7 @@ class CrudTests(_Base):
         np.testing.assert_allclose(with_vec.vector, [0.5, 0.25, 0, 1], rtol=1e-6)
 
 
-class ScoreTests(_Base):
+class ScoreTests(SuiteBase):
     @pytest.mark.parametrize("metric", METRICS)
     def test_score_table(self, store: Store, make_index: IndexFactory, metric: Metric) -> None:
         if metric not in store.capabilities.metrics:
@@ -326,7 +279,7 @@ class ScoreTests(_Base):
         assert index.query([1, 1, 0, 0], top_k=4, min_score=1e9) == []
 
 
-class FilterTests(_Base):
+class FilterTests(SuiteBase):
     @pytest.fixture(scope="class")
     @classmethod
     def filter_index(cls, store: Store) -> Iterator[tuple[Index, list[Record]]]:
@@ -416,7 +369,7 @@ class FilterTests(_Base):
             index.query([1, 0, 0, 0], filter=bad)
 
 
-class NamespaceTests(_Base):
+class NamespaceTests(SuiteBase):
     def test_isolation_of_every_operation(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([("same", [1, 0, 0, 0], {"ns": "a"}), ("only-a", [0, 1, 0, 0], {"ns": "a"})],
@@ -465,7 +418,7 @@ def _sparse_rows() -> list[dict[str, Any]]:
     return rows
 
 
-class SparseTests(_Base):
+class SparseTests(SuiteBase):
     def test_sparse_undeclared_raises(self, store: Store) -> None:
         if store.capabilities.sparse:
             pytest.skip("sparse is declared")
@@ -501,10 +454,10 @@ class SparseTests(_Base):
             return
         top_k = 5
         expected = reference_query(records, index.spec.metric, vector=dense, sparse=q,
-                                   top_k=top_k, hybrid=hybrid)
+                                   top_k=len(records), hybrid=hybrid)
         got = index.query(dense, sparse=q, top_k=top_k)
         tolerance = self.score_tolerance if hybrid == "sum" else 1e-6
-        assert_same_matches(got, expected, tolerance, f"hybrid {hybrid}")
+        assert_same_matches(got, expected, tolerance, f"hybrid {hybrid}", top_k)
 
     def test_hybrid_with_filter(self, store: Store, make_index: IndexFactory) -> None:
         index, records = self._sparse_index(store, make_index)
@@ -515,9 +468,10 @@ class SparseTests(_Base):
         q = SparseVector((7, 30, 32), (0.7, 1.0, 0.3))
         dense = [0.1, 0.9, 0.1, 0.2]
         expected = reference_query(records, index.spec.metric, vector=dense, sparse=q,
-                                   filter=node, top_k=4, hybrid=store.capabilities.hybrid)
+                                   filter=node, top_k=len(records),
+                                   hybrid=store.capabilities.hybrid)
         got = index.query(dense, sparse=q, filter=flt, top_k=4)
-        assert_same_matches(got, expected, self.score_tolerance, "hybrid+filter")
+        assert_same_matches(got, expected, self.score_tolerance, "hybrid+filter", 4)
 
     def test_sparse_fetch_roundtrip(self, store: Store, make_index: IndexFactory) -> None:
         index, records = self._sparse_index(store, make_index)
@@ -535,7 +489,7 @@ class SparseTests(_Base):
         assert index.count() == 0
 
 
-class OptionTests(_Base):
+class OptionTests(SuiteBase):
     def test_hints(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([(f"h{i}", [1, i / 10, 0, 0]) for i in range(10)])
@@ -582,7 +536,7 @@ class OptionTests(_Base):
         assert "w0" not in {m.id for m in index.query([1, 0, 0, 0], top_k=10)}
 
 
-class ValidationTests(_Base):
+class ValidationTests(SuiteBase):
     @pytest.mark.parametrize("bad", [
         {"id": "", "vector": [1, 0, 0, 0]},
         {"id": "a\x00b", "vector": [1, 0, 0, 0]},
@@ -637,6 +591,9 @@ def _matches(node: Any, record: Record) -> bool:
 
 
 class ConformanceSuite(
+    ConcurrencyTests,
+    DifferentialTests,
+    HostileInputTests,
     LifecycleTests,
     CrudTests,
     ScoreTests,

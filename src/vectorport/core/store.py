@@ -274,6 +274,10 @@ class Index:
         by_id: dict[str, Record] = {}
         for position, raw in enumerate(records):
             rec = validation.record(raw, self.dimension, self.spec.sparse, position)
+            if self.spec.metric == "cosine" and not rec.vector.any():
+                raise ValidationError(
+                    f"record {position} (id {rec.id!r}): a zero vector has no cosine similarity"
+                )
             if rec.document is not None and not caps.documents:
                 raise self.store.unsupported("documents")
             if rec.metadata and validation.metadata_size(rec.metadata) > caps.max_metadata_bytes:
@@ -322,6 +326,8 @@ class Index:
         dense = None
         if vector is not None:
             dense = validation.dense_vector(vector, self.dimension, "query vector")
+            if self.spec.metric == "cosine" and not dense.any():
+                raise ValidationError("a zero query vector has no cosine similarity")
         sparse_q = None
         if sparse is not None:
             if not caps.sparse:

@@ -117,7 +117,8 @@ def dense_vector(value: object, expected_dimension: int, what: str = "vector") -
         raise DimensionMismatchError(
             f"{what} has {len(array)} dimensions; the index has {expected_dimension}"
         )
-    as32 = np.ascontiguousarray(array, dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond float32 becomes inf: refused next
+        as32 = np.ascontiguousarray(array, dtype=np.float32)
     if not np.isfinite(as32).all():
         raise ValidationError(f"{what} holds NaN or infinity (or a value beyond float32)")
     if as32 is value:
