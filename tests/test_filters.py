@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vectorport import FilterError, matches, parse_filter, render_filter, to_nnf
 from vectorport.conformance import strategies
