@@ -12,6 +12,8 @@ from vectorport.conformance import ConformanceSuite
 
 
 class TestLocalMemory(ConformanceSuite):
+    matrix_label = "local (memory)"
+
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:
@@ -20,6 +22,8 @@ class TestLocalMemory(ConformanceSuite):
 
 
 class TestLocalDurable(ConformanceSuite):
+    matrix_label = "local (SQLite)"
+
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[vectorport.Store]:

@@ -61,6 +61,19 @@ def cmd_emulator(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from vectorport.matrix import run_matrix
+
+    root = Path(args.root)
+    paths = args.paths or sorted(
+        str(p) for p in [*root.glob("tests/test_conformance_*.py"),
+                         *root.glob("examples/*/tests/test_conformance*.py")]
+    )
+    return run_matrix(paths, root / args.output, root / "README.md", args.pytest_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vectorport", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,6 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lag", type=float, default=0.0,
                    help="seconds before a write becomes visible to eventual reads")
     p.set_defaults(func=cmd_emulator)
+
+    p = sub.add_parser("matrix", help="run the conformance suite on every locally runnable "
+                       "backend and write docs/capabilities.md (from a checkout)")
+    p.add_argument("paths", nargs="*", help="conformance test files (default: all bindings)")
+    p.add_argument("--root", default=".", help="the repository checkout")
+    p.add_argument("--output", default="docs/capabilities.md")
+    p.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[])
+    p.set_defaults(func=cmd_matrix)
     return parser
 
 

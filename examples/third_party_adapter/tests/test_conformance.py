@@ -9,6 +9,8 @@ from vectorport.conformance import ConformanceSuite
 
 
 class TestDictStore(ConformanceSuite):
+    matrix_label = "dictstore (example plugin)"
+
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:

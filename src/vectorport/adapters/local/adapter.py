@@ -12,6 +12,7 @@ SQLite), so no operation in one can see another.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,6 +102,11 @@ class LocalAdapter:
     @property
     def capabilities(self) -> Capabilities:
         return LOCAL_CAPABILITIES
+
+    def describe_engine(self) -> str:
+        """The engine behind this store, for the capability matrix."""
+        engine = f"numpy {np.__version__}"
+        return engine + (f", SQLite {sqlite3.sqlite_version}" if self.path else "")
 
     def _state(self, name: str) -> _IndexState:
         state = self._indexes.get(name)
