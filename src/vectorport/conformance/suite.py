@@ -262,6 +262,25 @@ class ScoreTests(SuiteBase):
         with pytest.raises(ValidationError):
             index.query([0, 1, 0, 0], top_k=store.capabilities.max_top_k + 1)
 
+    def test_query_many_equals_the_reference(self, store: Store, make_index: IndexFactory) -> None:
+        metric = self.a_metric(store)
+        index = make_index(metric=metric)
+        rows = dataset_rows()
+        index.upsert(rows)
+        records = canonical_records(rows)
+        queries = [[0.3, 0.2, 0.1, 0.5], [-1, 0.5, 0, 0.2], [0, 0, 1, 1]]
+        flt = {"year": {"$gte": 2017}}
+        node = parse_filter(flt)
+        got = index.query_many(np.array(queries), top_k=5, filter=flt)
+        assert len(got) == len(queries)
+        for query, matches in zip(queries, got, strict=True):
+            expected = reference_query(records, metric, vector=query, filter=node,
+                                       top_k=len(records))
+            assert_same_matches(matches, expected, self.score_tolerance, "query_many", 5)
+        assert index.query_many(np.zeros((0, 4))) == []
+        with pytest.raises(DimensionMismatchError):
+            index.query_many([[1, 0, 0]])
+
     def test_min_score_is_inclusive(self, store: Store, make_index: IndexFactory) -> None:
         caps = store.capabilities.metrics
         metric: Metric = "dotproduct" if "dotproduct" in caps else self.a_metric(store)

@@ -19,6 +19,7 @@ from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
+    DenseMatrix,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -115,6 +116,18 @@ class IdListingAdapter(Protocol):
         limit: int,
         cursor: str | None,
     ) -> IdPage: ...
+
+
+@runtime_checkable
+class BatchQueryAdapter(Protocol):
+    """Answers many dense queries at once (one matrix product instead of a loop)."""
+
+    def query_many(
+        self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix
+    ) -> list[list[Match]]:
+        """One list of matches per row of ``vectors``; ``request.vector`` is unset and
+        every other field applies to each row."""
+        ...
 
 
 @runtime_checkable

@@ -11,11 +11,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar
 
 from vectorport.core import validation
-from vectorport.core.adapter import Adapter, IdListingAdapter, PatchableAdapter
+from vectorport.core.adapter import (
+    Adapter,
+    BatchQueryAdapter,
+    IdListingAdapter,
+    PatchableAdapter,
+)
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import default_url, parse_url
 from vectorport.core.errors import (
@@ -371,6 +377,49 @@ class Index:
             consistency=consistency,
             backend_options=options,
         )
+
+    def query_many(
+        self,
+        vectors: Any,
+        *,
+        top_k: int = 10,
+        filter: Mapping[str, Any] | Filter | None = None,
+        namespace: str = "",
+        include_metadata: bool = True,
+        include_vectors: bool = False,
+        include_documents: bool = True,
+        min_score: float | None = None,
+        ef: int | None = None,
+        probes: int | None = None,
+        consistency: Consistency = "strong",
+        backend_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> list[list[Match]]:
+        """Many dense queries with the same options: one result list per row of
+        ``vectors`` (a 2-d array or a list of vectors). Adapters that can answer them in
+        one pass (:class:`BatchQueryAdapter`) do; others answer one by one."""
+        matrix = validation.dense_matrix(vectors, self.dimension)
+        if len(matrix) == 0:
+            return []
+        if self.spec.metric == "cosine" and not matrix.any(axis=1).all():
+            raise ValidationError("a zero query vector has no cosine similarity")
+        request = self.prepare_query(
+            matrix[0], top_k=top_k, filter=filter, namespace=namespace,
+            include_metadata=include_metadata, include_vectors=include_vectors,
+            include_documents=include_documents, min_score=min_score, ef=ef, probes=probes,
+            consistency=consistency, backend_options=backend_options,
+        )
+        adapter = self._adapter
+        if isinstance(adapter, BatchQueryAdapter):
+            template = replace(request, vector=None)
+            results = self._call("query_many", lambda: adapter.query_many(
+                self.spec, template, matrix), request.namespace, len(matrix))
+        else:
+            results = [
+                self._call("query", lambda row=row: adapter.query(  # type: ignore[misc]
+                    self.spec, replace(request, vector=row)), request.namespace, top_k)
+                for row in matrix
+            ]
+        return [self.finish_query(request, matches) for matches in results]
 
     @staticmethod
     def finish_query(request: QueryRequest, matches: list[Match]) -> list[Match]:

@@ -30,6 +30,8 @@ MetadataValue: TypeAlias = str | int | float | bool | tuple[str, ...]
 
 Metadata: TypeAlias = Mapping[str, MetadataValue]
 DenseVector: TypeAlias = npt.NDArray[np.float32]
+DenseMatrix: TypeAlias = npt.NDArray[np.float32]
+"""Several dense vectors as the rows of one C-contiguous float32 matrix."""
 
 
 @dataclass(frozen=True, slots=True)

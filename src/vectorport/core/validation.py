@@ -18,6 +18,7 @@ import numpy as np
 from vectorport.core.errors import DimensionMismatchError, ValidationError
 from vectorport.core.types import (
     METRICS,
+    DenseMatrix,
     DenseVector,
     MetadataValue,
     Metric,
@@ -125,6 +126,28 @@ def dense_vector(value: object, expected_dimension: int, what: str = "vector") -
         as32 = as32.copy()  # never alias the caller's buffer: they may change it later
     as32.setflags(write=False)
     return as32
+
+
+def dense_matrix(value: object, expected_dimension: int) -> DenseMatrix:
+    """Canonical read-only float32 matrix of finite values, one vector per row."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"vectors must form a 2-d numeric array: {exc}") from None
+    if array.ndim != 2 or array.dtype.kind not in "fiu":
+        raise ValidationError("vectors must be a 2-d numeric array, one vector per row")
+    if array.shape[1] != expected_dimension:
+        raise DimensionMismatchError(
+            f"vectors have {array.shape[1]} dimensions; the index has {expected_dimension}"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        matrix = np.ascontiguousarray(array, dtype=np.float32)
+    if not np.isfinite(matrix).all():
+        raise ValidationError("vectors hold NaN or infinity (or a value beyond float32)")
+    if matrix is value:
+        matrix = matrix.copy()
+    matrix.setflags(write=False)
+    return matrix
 
 
 def sparse_vector(value: object, what: str = "sparse vector") -> SparseVector:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import NamespaceData, top_rows
@@ -29,6 +30,8 @@ from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundE
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.types import (
+    DenseMatrix,
+    DenseVector,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -39,6 +42,9 @@ from vectorport.core.types import (
 )
 
 DB_FILENAME = "vectorport.sqlite3"
+_REFINE_MARGIN = 1e-3
+"""Float32 scores are within ~1e-4 of exact (euclidean's cancellation is the worst case);
+every row within this margin of the k-th best is rescored exactly."""
 
 
 def default_data_dir() -> Path:
@@ -153,34 +159,71 @@ class LocalAdapter:
             data.put(list(records))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        queries = None if request.vector is None else request.vector[None, :]
+        return self._answer(index, request, queries)[0]
+
+    def query_many(
+        self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix
+    ) -> list[list[Match]]:
+        return self._answer(index, request, vectors)
+
+    def _answer(
+        self, index: IndexSpec, request: QueryRequest, queries: DenseMatrix | None
+    ) -> list[list[Match]]:
+        batch = 1 if queries is None else len(queries)
         with self._lock:
             data = self._state(index.name).ns(request.namespace)
             if data is None or not len(data):
-                return []
+                return [[] for _ in range(batch)]
             rows = data.rows_matching(request.filter)
-            scores = np.zeros(len(rows), dtype=np.float64)
-            if request.vector is not None:
-                scores += data.dense_scores(index.metric, request.vector,
-                                            None if request.filter is None else rows)
+            subset = None if request.filter is None else rows
+            dense = None if queries is None else data.dense_scores(index.metric, queries, subset)
+            sparse = None
             if request.sparse is not None:
-                scores += data.sparse_scores(request.sparse, rows)
-            best = top_rows(data.ids, rows, scores, request.top_k, request.min_score)
-            include = request.include
-            out: list[Match] = []
-            for row, score in best:
-                vector = None
-                if include.vectors:
-                    vector = data.vectors[row].copy()
-                    vector.setflags(write=False)
-                out.append(Match(
-                    id=data.ids[row],
-                    score=score,
-                    metadata=dict(data.metadata[row]) if include.metadata else None,
-                    vector=vector,
-                    sparse=data.sparse[row] if include.vectors else None,
-                    document=data.documents[row] if include.documents else None,
-                ))
-            return out
+                sparse = data.sparse_scores(request.sparse, rows)
+            answers = []
+            for b in range(batch):
+                scores = np.zeros(len(rows), dtype=np.float64) if sparse is None else sparse
+                if dense is not None and queries is not None:
+                    scores = self._refine(data, index, queries[b], rows, dense[b], scores,
+                                          request.top_k)
+                best = top_rows(data.ids, rows, scores, request.top_k, request.min_score)
+                answers.append([self._match(data, row, score, request) for row, score in best])
+            return answers
+
+    @staticmethod
+    def _refine(
+        data: NamespaceData, index: IndexSpec, query: DenseVector, rows: npt.NDArray[np.intp],
+        dense: npt.NDArray[np.float32], other: npt.NDArray[np.float64], top_k: int,
+    ) -> npt.NDArray[np.float64]:
+        """Total scores (dense + ``other``), with the dense part rescored exactly in
+        float64 on every row that can make the top k (all rows within a margin of the
+        k-th best), so that ranks and scores are exact."""
+        dense64 = dense.astype(np.float64)
+        total = dense64 + other
+        if len(rows) <= top_k:
+            candidates = np.arange(len(rows))
+        else:
+            kth = np.partition(total, len(total) - top_k)[len(total) - top_k]
+            candidates = np.flatnonzero(total >= kth - _REFINE_MARGIN)
+        dense64[candidates] = data.exact_scores(index.metric, query, rows[candidates])
+        return dense64 + other
+
+    @staticmethod
+    def _match(data: NamespaceData, row: int, score: float, request: QueryRequest) -> Match:
+        include = request.include
+        vector = None
+        if include.vectors:
+            vector = data.vectors[row].copy()
+            vector.setflags(write=False)
+        return Match(
+            id=data.ids[row],
+            score=score,
+            metadata=dict(data.metadata[row]) if include.metadata else None,
+            vector=vector,
+            sparse=data.sparse[row] if include.vectors else None,
+            document=data.documents[row] if include.documents else None,
+        )
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         with self._lock:

@@ -131,21 +131,49 @@ class NamespaceData:
             return np.arange(len(self.ids))
         return np.flatnonzero(mask)
 
+    def _norms_of(self, rows: npt.NDArray[np.intp] | None) -> npt.NDArray[np.float32]:
+        norms = self._norms[: len(self.ids)]
+        return norms if rows is None else norms[rows]
+
     def dense_scores(
-        self, metric: Metric, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None
-    ) -> npt.NDArray[np.float64]:
-        """Exact §3 scores of the given rows (all rows when ``rows`` is None)."""
+        self, metric: Metric, queries: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None
+    ) -> npt.NDArray[np.float32]:
+        """Scores of the given rows (all rows when ``rows`` is None) for each query, as a
+        (queries × rows) matrix from one matrix product. Exact to float32 rounding for
+        cosine and dot product; for euclidean it uses ``|x|² + |q|² − 2x·q``, whose
+        cancellation near zero distance is repaired by :meth:`exact_scores` on the few
+        rows that can make the top k."""
         matrix = self.vectors if rows is None else self.vectors[rows]
-        dots = (matrix @ query).astype(np.float64)
+        dots: npt.NDArray[np.float32] = queries @ matrix.T
         if metric == "dotproduct":
             return dots
+        norms = self._norms_of(rows)
+        query_norms = np.linalg.norm(queries, axis=1).astype(np.float32)
         if metric == "cosine":
-            norms = (self._norms[: len(self.ids)] if rows is None else self._norms[rows])
-            denom = norms.astype(np.float64) * float(np.linalg.norm(query))
+            denom = query_norms[:, None] * norms[None, :]
             out = np.zeros_like(dots)
             np.divide(dots, denom, out=out, where=denom > 0)
             return out
-        diff = matrix.astype(np.float64) - query.astype(np.float64)
+        squared = query_norms[:, None] ** 2 + norms[None, :] ** 2 - 2 * dots
+        np.maximum(squared, 0, out=squared)
+        result: npt.NDArray[np.float32] = 1.0 / (1.0 + np.sqrt(squared))
+        return result
+
+    def exact_scores(
+        self, metric: Metric, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float64]:
+        """Float64 scores of a few rows, computed directly."""
+        matrix = self.vectors[rows].astype(np.float64)
+        q = query.astype(np.float64)
+        if metric == "dotproduct":
+            dots: npt.NDArray[np.float64] = matrix @ q
+            return dots
+        if metric == "cosine":
+            denom = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
+            out = np.zeros(len(rows), dtype=np.float64)
+            np.divide(matrix @ q, denom, out=out, where=denom > 0)
+            return out
+        diff = matrix - q
         distances: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
         return 1.0 / (1.0 + distances)
 
