@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +21,17 @@ from vectorport.core.scoring import sparse_dot
 from vectorport.core.types import MetadataValue, Metric, Record, SparseVector
 
 _MASK_CACHE_SIZE = 16
+
+
+@dataclass(frozen=True)
+class Subset:
+    """The rows matching one filter at one data version, with a contiguous copy of
+    their vectors when the subset is selective enough to be worth it."""
+
+    version: int
+    rows: npt.NDArray[np.intp]
+    matrix: npt.NDArray[np.float32] | None
+    norms: npt.NDArray[np.float32] | None
 
 
 @dataclass
@@ -35,7 +47,7 @@ class NamespaceData:
     def __post_init__(self) -> None:
         self._matrix = np.zeros((16, self.dimension), dtype=np.float32)
         self._norms = np.zeros(16, dtype=np.float32)
-        self._masks: dict[Filter, tuple[int, npt.NDArray[np.bool_]]] = {}
+        self._subsets: dict[Filter, Subset] = {}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -111,53 +123,62 @@ class NamespaceData:
             document=self.documents[row],
         )
 
-    def mask(self, node: Filter | None) -> npt.NDArray[np.bool_] | None:
-        """Rows matching the filter (``None`` for all), cached per data version."""
+    def subset(self, node: Filter | None) -> Subset | None:
+        """The rows matching the filter (``None`` for all rows), cached per data version.
+
+        A selective subset also keeps a contiguous copy of its vectors, so that repeated
+        filtered queries cost one matrix product over the subset and no gather."""
         if node is None:
             return None
-        cached = self._masks.get(node)
-        if cached is not None and cached[0] == self.version:
-            return cached[1]
+        cached = self._subsets.get(node)
+        if cached is not None and cached.version == self.version:
+            return cached
         mask = np.fromiter((matches(node, m) for m in self.metadata), dtype=bool,
                            count=len(self.metadata))
-        if len(self._masks) >= _MASK_CACHE_SIZE:
-            self._masks.pop(next(iter(self._masks)))
-        self._masks[node] = (self.version, mask)
-        return mask
+        rows = np.flatnonzero(mask)
+        matrix = norms = None
+        if len(rows) <= len(self.ids) // 2:
+            matrix = np.ascontiguousarray(self.vectors[rows])
+            norms = self._norms[rows]
+        if len(self._subsets) >= _MASK_CACHE_SIZE:
+            self._subsets.pop(next(iter(self._subsets)))
+        subset = self._subsets[node] = Subset(self.version, rows, matrix, norms)
+        return subset
 
     def rows_matching(self, node: Filter | None) -> npt.NDArray[np.intp]:
-        mask = self.mask(node)
-        if mask is None:
-            return np.arange(len(self.ids))
-        return np.flatnonzero(mask)
-
-    def _norms_of(self, rows: npt.NDArray[np.intp] | None) -> npt.NDArray[np.float32]:
-        norms = self._norms[: len(self.ids)]
-        return norms if rows is None else norms[rows]
+        subset = self.subset(node)
+        return np.arange(len(self.ids)) if subset is None else subset.rows
 
     def dense_scores(
-        self, metric: Metric, queries: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None
+        self, metric: Metric, queries: npt.NDArray[np.float32], subset: Subset | None
     ) -> npt.NDArray[np.float32]:
-        """Scores of the given rows (all rows when ``rows`` is None) for each query, as a
-        (queries × rows) matrix from one matrix product. Exact to float32 rounding for
-        cosine and dot product; for euclidean it uses ``|x|² + |q|² − 2x·q``, whose
+        """Scores of the subset's rows (all rows when ``subset`` is None) for each query,
+        as a (queries × rows) matrix from one matrix product. Exact to float32 rounding
+        for cosine and dot product; for euclidean it uses ``|x|² + |q|² − 2x·q``, whose
         cancellation near zero distance is repaired by :meth:`exact_scores` on the few
         rows that can make the top k."""
-        matrix = self.vectors if rows is None else self.vectors[rows]
+        if subset is None:
+            matrix, norms = self.vectors, self._norms[: len(self.ids)]
+        elif subset.matrix is not None and subset.norms is not None:
+            matrix, norms = subset.matrix, subset.norms
+        else:
+            matrix, norms = self.vectors[subset.rows], self._norms[subset.rows]
         dots: npt.NDArray[np.float32] = queries @ matrix.T
         if metric == "dotproduct":
             return dots
-        norms = self._norms_of(rows)
         query_norms = np.linalg.norm(queries, axis=1).astype(np.float32)
         if metric == "cosine":
-            denom = query_norms[:, None] * norms[None, :]
-            out = np.zeros_like(dots)
-            np.divide(dots, denom, out=out, where=denom > 0)
-            return out
+            inverse = np.zeros_like(norms)
+            np.divide(1.0, norms, out=inverse, where=norms > 0)
+            dots *= inverse[None, :]
+            dots /= query_norms[:, None]
+            return dots
         squared = query_norms[:, None] ** 2 + norms[None, :] ** 2 - 2 * dots
         np.maximum(squared, 0, out=squared)
-        result: npt.NDArray[np.float32] = 1.0 / (1.0 + np.sqrt(squared))
-        return result
+        np.sqrt(squared, out=squared)
+        squared += 1.0
+        scores: npt.NDArray[np.float32] = np.reciprocal(squared, out=squared)
+        return scores
 
     def exact_scores(
         self, metric: Metric, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
@@ -184,19 +205,27 @@ class NamespaceData:
                            count=len(rows))
 
 
+def candidates(scores: npt.NDArray[np.floating[Any]], top_k: int,
+               margin: float) -> npt.NDArray[np.intp]:
+    """Positions of every score that can still make the top k once rescored exactly:
+    all within ``margin`` of the k-th best (so boundary ties all stay, and ids decide)."""
+    if len(scores) <= top_k:
+        return np.arange(len(scores))
+    kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
+    return np.flatnonzero(scores >= kth - margin)
+
+
 def top_rows(
     ids: list[str], rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], top_k: int,
     min_score: float | None,
 ) -> list[tuple[int, float]]:
-    """The best ``top_k`` (row, score) pairs in contract order: score down, id up."""
+    """The best ``top_k`` (row, score) pairs in contract order: score down, id up.
+    ``rows``/``scores`` are a candidate set (typically from :func:`candidates`)."""
     if min_score is not None:
         keep = scores >= min_score
         rows, scores = rows[keep], scores[keep]
-    if len(rows) == 0:
-        return []
     if len(rows) > top_k:
-        threshold = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-        keep = scores >= threshold  # every tie at the boundary stays, so ids decide
-        rows, scores = rows[keep], scores[keep]
+        position = candidates(scores, top_k, 0.0)
+        rows, scores = rows[position], scores[position]
     order = sorted(range(len(rows)), key=lambda i: (-scores[i], ids[rows[i]]))[:top_k]
     return [(int(rows[i]), float(scores[i])) for i in order]
