@@ -55,10 +55,10 @@ def run(report: Report, n: int = N) -> None:
         sub = data if mask is None else np.ascontiguousarray(data[mask])
         f = None if mask is None else flt
         singles = queries[:SINGLES]
-        vp_single = median_seconds(lambda f=f: [index.query(q, top_k=K, filter=f,
+        vp_single = median_seconds(lambda f=f, singles=singles: [index.query(q, top_k=K, filter=f,
                                                              include_metadata=False)
                                                  for q in singles], repeats=3)
-        np_single = median_seconds(lambda sub=sub: [_numpy_topk(sub, q.reshape(1, -1), K)
+        np_single = median_seconds(lambda sub=sub, singles=singles: [_numpy_topk(sub, q.reshape(1, -1), K)
                                                     for q in singles], repeats=3)
         report.add(Figure("exact search (local)", f"single queries, {label}",
                           per_query(vp_single, SINGLES), per_query(np_single, SINGLES),

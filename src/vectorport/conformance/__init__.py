@@ -4,6 +4,7 @@ See :mod:`vectorport.conformance.suite` for how to bind it to a backend.
 """
 
 from vectorport.conformance.dataset import FILTER_CASES, HOSTILE_FIELD_NAMES, HOSTILE_STRINGS
+from vectorport.conformance.protocols import NavigableConformance, PatchableConformance
 from vectorport.conformance.reference import reference_query
 from vectorport.conformance.suite import (
     ConformanceSuite,
@@ -26,7 +27,9 @@ __all__ = [
     "FilterTests",
     "LifecycleTests",
     "NamespaceTests",
+    "NavigableConformance",
     "OptionTests",
+    "PatchableConformance",
     "ScoreTests",
     "SparseTests",
     "ValidationTests",

@@ -268,7 +268,7 @@ class ScoreTests(SuiteBase):
         rows = dataset_rows()
         index.upsert(rows)
         records = canonical_records(rows)
-        queries = [[0.3, 0.2, 0.1, 0.5], [-1, 0.5, 0, 0.2], [0, 0, 1, 1]]
+        queries: list[list[float]] = [[0.3, 0.2, 0.1, 0.5], [-1, 0.5, 0, 0.2], [0, 0, 1, 1]]
         flt = {"year": {"$gte": 2017}}
         node = parse_filter(flt)
         got = index.query_many(np.array(queries), top_k=5, filter=flt)
