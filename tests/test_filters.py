@@ -186,6 +186,21 @@ def test_ast_is_hashable_and_equal_for_equal_filters() -> None:
     assert {a: 1}[b] == 1
 
 
+@pytest.mark.parametrize(("left", "right"), [
+    ({"m": True}, {"m": 1}), ({"m": False}, {"m": 0}), ({"m": {"$in": [True]}}, {"m": {"$in": [1]}}),
+    ({"m": "1"}, {"m": 1}),
+])
+def test_ast_equality_respects_kinds(left: dict[str, Any], right: dict[str, Any]) -> None:
+    # True == 1 in Python; a cache keyed on the AST must still tell the filters apart.
+    a, b = parse_filter(left), parse_filter(right)
+    assert a != b
+    assert len({a, b}) == 2
+
+
+def test_numbers_of_equal_value_are_one_filter() -> None:
+    assert parse_filter({"m": 1}) == parse_filter({"m": 1.0})
+
+
 def test_operators_used() -> None:
     node = parse_filter({"$or": [{"a": {"$not": {"$gt": 1}}}, {"b": {"$in": [1]}}]})
     assert operators_used(node) == {"$or", "$not", "$gt", "$in"}

@@ -332,6 +332,21 @@ class FilterTests(SuiteBase):
         if store.capabilities.count_by_filter:
             assert index.count(FILTER_NAMESPACE, filter=raw) == len(expected), f"count {case}"
 
+    def test_bool_and_number_filters_stay_apart(
+        self, store: Store, filter_index: tuple[Index, list[Record]]
+    ) -> None:
+        """``True == 1`` in Python: an adapter caching compiled filters must not mix them."""
+        index, records = filter_index
+        if "$eq" not in store.capabilities.filter_operators:
+            pytest.skip("$eq not declared")
+        for raw in ({"mixed": True}, {"mixed": 1}, {"mixed": False}, {"mixed": 0},
+                    {"mixed": True}):
+            node = parse_filter(raw)
+            want = sorted(r.id for r in records if _matches(node, r))
+            got = index.query([1, 0, 0, 0], filter=raw, top_k=len(records),
+                              namespace=FILTER_NAMESPACE)
+            assert sorted(m.id for m in got) == want, raw
+
     def test_undeclared_operators_raise(
         self, store: Store, filter_index: tuple[Index, list[Record]]
     ) -> None:

@@ -23,7 +23,21 @@ RANGE_OPERATORS: frozenset[str] = frozenset({"$gt", "$gte", "$lt", "$lte"})
 LIST_OPERATORS: frozenset[str] = frozenset({"$in", "$nin", "$all"})
 
 
-@dataclass(frozen=True, slots=True)
+def _kind_tagged(value: Scalar | tuple[Scalar, ...]) -> object:
+    """The value with each scalar's kind beside it. Python has ``True == 1`` and
+    ``hash(True) == hash(1)``, but a filter on ``True`` and one on ``1`` match different
+    records, so equality and hashing of conditions (which caches of compiled filters
+    key on) must tell them apart. ``1`` and ``1.0`` stay equal: numbers compare by value."""
+    if isinstance(value, tuple):
+        return tuple(_kind_tagged(v) for v in value)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)
+    return ("string", value)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Condition:
     """``field op value``. ``value`` is a tuple for ``$in``/``$nin``/``$all``, a bool for
     ``$exists``, and a scalar otherwise."""
@@ -31,6 +45,15 @@ class Condition:
     field: str
     op: FieldOperator
     value: Scalar | tuple[Scalar, ...]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Condition):
+            return NotImplemented
+        return (self.field, self.op, _kind_tagged(self.value)) == (
+            other.field, other.op, _kind_tagged(other.value))
+
+    def __hash__(self) -> int:
+        return hash((self.field, self.op, _kind_tagged(self.value)))
 
 
 @dataclass(frozen=True, slots=True)
