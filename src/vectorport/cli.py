@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -57,7 +58,8 @@ def cmd_emulator(args: argparse.Namespace) -> int:
     faults = Faults(error_rate=args.error_rate, latency_seconds=args.latency,
                     lag_seconds=args.lag)
     print(f"{args.name} emulator on http://{args.host}:{args.port} (Ctrl-C to stop)", flush=True)
-    module.serve(args.host, args.port, faults)
+    module.serve(args.host, args.port, faults, api_key=os.environ.get(args.api_key_env) or
+                 "emulator-key")
     return 0
 
 
@@ -94,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latency", type=float, default=0.0, help="seconds added to each request")
     p.add_argument("--lag", type=float, default=0.0,
                    help="seconds before a write becomes visible to eventual reads")
+    p.add_argument("--api-key-env", default="VECTORPORT_EMULATOR_API_KEY",
+                   help="environment variable holding the API key the emulator accepts "
+                        "(default key when unset: emulator-key)")
     p.set_defaults(func=cmd_emulator)
 
     p = sub.add_parser("matrix", help="run the conformance suite on every locally runnable "

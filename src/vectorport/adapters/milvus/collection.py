@@ -1,0 +1,116 @@
+"""The collection behind one index: its schema, its vector index, and the IndexSpec.
+
+The spec is kept as JSON in the collection property :data:`SPEC_PROPERTY`, so that
+``describe_index`` gives back exactly what was created, and so that collections that
+vectorport did not create are never taken for indexes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from vectorport.adapters.milvus import layout
+from vectorport.core.errors import ValidationError
+from vectorport.core.types import IndexSpec, Metric
+
+SPEC_PROPERTY = "vectorport.spec"
+BACKEND = "milvus"
+
+MILVUS_METRICS: dict[Metric, str] = {"cosine": "COSINE", "dotproduct": "IP", "euclidean": "L2"}
+_INDEX_TYPES = {"auto": "AUTOINDEX", "flat": "FLAT", "hnsw": "HNSW", "ivf": "IVF_FLAT"}
+_INDEX_PARAMS: dict[str, dict[str, str]] = {
+    "auto": {},
+    "flat": {},
+    "hnsw": {"m": "M", "ef_construction": "efConstruction"},
+    "ivf": {"lists": "nlist"},
+}
+_CREATE_OPTIONS = frozenset({"num_partitions"})
+
+
+def spec_to_json(spec: IndexSpec) -> str:
+    return json.dumps(asdict(spec), sort_keys=True)
+
+
+def spec_from_json(text: str) -> IndexSpec:
+    data: dict[str, Any] = json.loads(text)
+    data["index_params"] = dict(data.get("index_params") or {})
+    data["backend_options"] = dict(data.get("backend_options") or {})
+    return IndexSpec(**data)
+
+
+def creation_options(spec: IndexSpec) -> dict[str, Any]:
+    """The ``milvus`` section of ``backend_options``, validated strictly."""
+    section: Mapping[str, Any] = spec.backend_options.get(BACKEND, {})
+    if not isinstance(section, Mapping):
+        raise ValidationError("backend_options['milvus'] must be a dict")
+    unknown = set(section) - _CREATE_OPTIONS
+    if unknown:
+        raise ValidationError(
+            f"unknown milvus index option(s) {', '.join(sorted(map(str, unknown)))}; "
+            f"known: {', '.join(sorted(_CREATE_OPTIONS))}"
+        )
+    options: dict[str, Any] = {}
+    if "num_partitions" in section:
+        value = section["num_partitions"]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+            raise ValidationError("milvus option num_partitions must be an int in 1..1024")
+        options["num_partitions"] = value
+    return options
+
+
+def native_index_params(spec: IndexSpec) -> tuple[str, dict[str, int]]:
+    """The Milvus index type and build parameters for the spec's ``index_type``."""
+    names = _INDEX_PARAMS[spec.index_type]
+    unknown = set(spec.index_params) - set(names)
+    if unknown:
+        known = ", ".join(sorted(names)) or "none"
+        raise ValidationError(
+            f"unknown parameter(s) {', '.join(sorted(unknown))} for index type "
+            f"{spec.index_type!r} on milvus; known: {known}"
+        )
+    return _INDEX_TYPES[spec.index_type], {names[k]: v for k, v in spec.index_params.items()}
+
+
+def build_schema(client: Any, spec: IndexSpec) -> Any:
+    from pymilvus import DataType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field(layout.PK, DataType.VARCHAR, is_primary=True,
+                     max_length=layout.PK_MAX_BYTES)
+    schema.add_field(layout.NAMESPACE, DataType.VARCHAR, is_partition_key=True,
+                     max_length=layout.NAMESPACE_MAX_BYTES)
+    schema.add_field(layout.VECTOR, DataType.FLOAT_VECTOR, dim=spec.dimension)
+    if spec.sparse:
+        schema.add_field(layout.SPARSE, DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_field(layout.SPARSE_NEGATIVE, DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_field(layout.META, DataType.JSON)
+    schema.add_field(layout.AUX, DataType.JSON)
+    schema.add_field(layout.DOCUMENT, DataType.VARCHAR, max_length=layout.DOCUMENT_MAX_BYTES,
+                     nullable=True)
+    return schema
+
+
+def build_index_params(client: Any, spec: IndexSpec) -> Any:
+    index_type, params = native_index_params(spec)
+    index_params = client.prepare_index_params()
+    index_params.add_index(layout.VECTOR, index_type=index_type,
+                           metric_type=MILVUS_METRICS[spec.metric], params=params)
+    if spec.sparse:
+        for field in (layout.SPARSE, layout.SPARSE_NEGATIVE):
+            index_params.add_index(field, index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+    return index_params
+
+
+__all__ = [
+    "MILVUS_METRICS",
+    "SPEC_PROPERTY",
+    "build_index_params",
+    "build_schema",
+    "creation_options",
+    "native_index_params",
+    "spec_from_json",
+    "spec_to_json",
+]

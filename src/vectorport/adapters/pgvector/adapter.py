@@ -1,0 +1,613 @@
+"""The ``pgvector`` adapter: PostgreSQL with the pgvector extension, through psycopg 3.
+
+Layout: one table per index in the URL's schema (see :mod:`.schema`): ``namespace``,
+``id``, ``embedding`` (``vector(d)`` or ``halfvec(d)``), ``sparse`` (``sparsevec``),
+``metadata`` (``jsonb``, GIN-indexed) and ``document`` (``text``: outside the metadata,
+so filters never see it), primary key ``(namespace, id)``, and an HNSW (default) or
+IVFFlat index on ``embedding``. A small catalog table keeps each index's spec.
+
+Namespaces are a column: the default namespace is ``''``, every statement has
+``namespace = %s`` in its ``WHERE`` clause, and the primary key leads with it, so no
+operation in one namespace can see or touch another. An ANN scan filters by namespace
+like any other condition; iterative scans (on by default) keep it returning ``top_k``.
+
+Consistency is PostgreSQL's: every call commits before it returns, so a read after a
+write sees it ("strong"; "eventual" is served the same way).
+
+Writes: each upsert batch is one transaction: binary COPY into a session-private staging
+table, then one ``INSERT … ON CONFLICT (namespace, id) DO UPDATE``. Queries that need
+``SET LOCAL`` (``ef`` → ``hnsw.ef_search``, ``probes`` → ``ivfflat.probes``, iterative
+scan options) run in their own transaction, so the settings end with the query.
+
+Bulk loads: create with ``backend_options={"pgvector": {"defer_index": True}}``, load,
+then :meth:`PgvectorAdapter.build_index` builds the ANN index with a large
+``maintenance_work_mem`` in one go (``store.adapter.build_index(name)``).
+
+Native async (:class:`~vectorport.core.adapter.NativeAsyncAdapter`) uses psycopg's
+async connections from an ``AsyncConnectionPool`` (one per event loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import psycopg
+from psycopg import AsyncConnection, Connection
+from psycopg import errors as pg_errors
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from vectorport.adapters.pgvector import schema, statements
+from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
+from vectorport.adapters.pgvector.codecs import (
+    HALFVEC_MAX,
+    SPARSE_DIMENSIONS,
+    SPARSE_MAX_NONZERO,
+    register_codecs,
+    register_codecs_async,
+)
+from vectorport.adapters.pgvector.errors import translate
+from vectorport.adapters.pgvector.jsonb import (
+    check_metadata,
+    check_text,
+    decode_metadata,
+    encode_metadata,
+)
+from vectorport.adapters.pgvector.options import (
+    IVF_DEFAULT_LISTS,
+    SESSION_DEFAULTS,
+    ConnectionSettings,
+    IndexLayout,
+    connection_settings,
+    default_ivf_lists,
+    index_layout,
+    search_settings,
+)
+from vectorport.adapters.pgvector.schema import SET_LOCAL, STAGE_TABLES, Names
+from vectorport.adapters.pgvector.statements import Statement
+from vectorport.core import validation
+from vectorport.core.capabilities import Capabilities
+from vectorport.core.config import ConnectionURL
+from vectorport.core.errors import (
+    BackendError,
+    IndexExistsError,
+    IndexNotFoundError,
+    UnsupportedFeatureError,
+    ValidationError,
+    VectorportError,
+)
+from vectorport.core.filters.ast import Filter
+from vectorport.core.types import (
+    IdPage,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+    RecordPatch,
+    SparseVector,
+)
+
+BACKEND = "pgvector"
+_CONNECTION_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
+"""Autocommit (transactions are explicit), and no server-side prepared statements: a
+custom plan per query suits filtered vector search better than a generic one, and an
+index re-created under the same name with another vector type cannot trip a cached plan.
+"""
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+@dataclass(frozen=True, slots=True)
+class _AsyncPoolEntry:
+    loop: asyncio.AbstractEventLoop
+    pool: AsyncConnectionPool[Any]
+    opened: asyncio.Task[None]
+
+
+class PgvectorAdapter:
+    """PostgreSQL + pgvector; see the module docstring for the layout."""
+
+    backend: ClassVar[str] = BACKEND
+
+    def __init__(self, settings: ConnectionSettings) -> None:
+        self._settings = settings
+        self._names = Names(settings.schema)
+        self._bootstrap()
+        self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
+            settings.conninfo,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            kwargs=_CONNECTION_KWARGS,
+            configure=_configure,
+            name="vectorport-pgvector",
+            open=True,
+        )
+        self._async_pools: dict[int, _AsyncPoolEntry] = {}
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> PgvectorAdapter:
+        return cls(connection_settings(url))
+
+    def __repr__(self) -> str:
+        return f"PgvectorAdapter({self._settings.display!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return PGVECTOR_CAPABILITIES
+
+    @property
+    def schema(self) -> str:
+        return self._settings.schema
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _bootstrap(self) -> None:
+        """Make sure the extension, the schema and the catalog exist (checking first,
+        so that a user without CREATE rights can use what an admin prepared)."""
+        names = self._names
+        try:
+            with psycopg.connect(self._settings.conninfo, autocommit=True) as conn:
+                if not conn.execute(
+                    "SELECT 1 FROM pg_extension WHERE extname = 'vector'"
+                ).fetchone():
+                    with suppress(pg_errors.UniqueViolation):  # a concurrent client won
+                        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                if not conn.execute(
+                    "SELECT 1 FROM pg_namespace WHERE nspname = %s", (names.schema,)
+                ).fetchone():
+                    conn.execute(schema.create_schema(names))
+                if not conn.execute(
+                    "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = %s",
+                    (names.schema, schema.CATALOG_TABLE),
+                ).fetchone():
+                    conn.execute(schema.create_catalog(names))
+        except VectorportError:
+            raise
+        except Exception as exc:
+            raise translate(exc, f"connect to {self._settings.display}") from exc
+
+    @contextmanager
+    def _connect(self, operation: str, index: str | None = None) -> Iterator[Connection[Any]]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except VectorportError:
+            raise
+        except Exception as exc:
+            raise translate(exc, operation, index) from exc
+
+    def _fetchall(self, operation: str, index: str | None, stmt: Statement) -> list[Any]:
+        with self._connect(operation, index) as conn:
+            return conn.execute(stmt.sql, stmt.params).fetchall()
+
+    def _catalog_row(self, conn: Connection[Any], name: str) -> tuple[IndexSpec, bool]:
+        row = conn.execute(
+            psycopg.sql.SQL("SELECT spec, ann_built FROM {} WHERE name = %s").format(
+                self._names.catalog
+            ),
+            (name,),
+        ).fetchone()
+        if row is None:
+            raise IndexNotFoundError(name)
+        return _spec_from_json(name, row[0]), bool(row[1])
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def create_index(self, spec: IndexSpec) -> None:
+        layout = index_layout(spec)  # validates the pgvector parts before any I/O
+        names = self._names
+        with self._connect("create_index", None) as conn, conn.transaction():
+            created = conn.execute(
+                psycopg.sql.SQL(
+                    "INSERT INTO {} (name, spec, ann_built) VALUES (%s, %s, false)"
+                    " ON CONFLICT (name) DO NOTHING RETURNING name"
+                ).format(names.catalog),
+                (spec.name, Jsonb(_spec_to_json(spec))),
+            ).fetchone()
+            if created is None:
+                raise IndexExistsError(spec.name)
+            try:
+                conn.execute(schema.create_table(names, layout))
+            except pg_errors.DuplicateTable:
+                raise IndexExistsError(spec.name) from None
+            conn.execute(schema.create_meta_index(names, layout))
+            if not layout.defer_index:
+                self._build_ann(conn, layout, rows=None)
+
+    def _build_ann(self, conn: Connection[Any], layout: IndexLayout, rows: int | None) -> None:
+        """(Re)build the ANN index inside the caller's transaction."""
+        if layout.ann == "flat":
+            return
+        conn.execute(SET_LOCAL, ("maintenance_work_mem", layout.maintenance_work_mem))
+        conn.execute(
+            SET_LOCAL, ("max_parallel_maintenance_workers", str(layout.maintenance_workers))
+        )
+        lists = None
+        if layout.ann == "ivf":
+            lists = layout.params.get("lists") or (
+                IVF_DEFAULT_LISTS if rows is None else default_ivf_lists(rows)
+            )
+        conn.execute(schema.drop_ann_index(self._names, layout))
+        conn.execute(schema.create_ann_index(self._names, layout, lists))
+        conn.execute(
+            psycopg.sql.SQL("UPDATE {} SET ann_built = true WHERE name = %s").format(
+                self._names.catalog
+            ),
+            (layout.name,),
+        )
+
+    def build_index(self, name: str) -> None:
+        """Build (or rebuild) the ANN index of ``name`` over the rows it holds now.
+
+        For indexes created with ``defer_index``; also refreshes an IVFFlat index whose
+        lists were placed before most data arrived. IVFFlat without an explicit
+        ``lists`` gets pgvector's advice for the current row count. Writes to the index
+        wait while it builds. The table is analyzed too, so that the planner knows its
+        size. A ``flat`` index has nothing to build.
+        """
+        validation.index_name(name)  # called directly, not through the facade
+        with self._connect("build_index", name) as conn, conn.transaction():
+            spec, _ = self._catalog_row(conn, name)
+            layout = index_layout(spec)
+            table = self._names.table(name)
+            # fresh statistics first: right after a bulk load the planner would otherwise
+            # think the table tiny and never use the ANN index
+            conn.execute(psycopg.sql.SQL("ANALYZE {}").format(table))
+            count_row = conn.execute(
+                psycopg.sql.SQL("SELECT count(*) FROM {}").format(table)
+            ).fetchone()
+            self._build_ann(conn, layout, rows=int(count_row[0]) if count_row else 0)
+
+    def ann_index_built(self, name: str) -> bool:
+        """Whether the ANN index of ``name`` exists (``False`` while deferred)."""
+        validation.index_name(name)
+        with self._connect("describe_index", name) as conn:
+            return self._catalog_row(conn, name)[1]
+
+    def describe_index(self, name: str) -> IndexInfo:
+        with self._connect("describe_index", name) as conn:
+            spec, _ = self._catalog_row(conn, name)
+            stmt = statements.namespace_counts(self._names, name)
+            counts = {ns: int(n) for ns, n in conn.execute(stmt.sql).fetchall()}
+        return IndexInfo(spec=spec, count=sum(counts.values()), namespaces=counts)
+
+    def list_indexes(self) -> list[str]:
+        with self._connect("list_indexes") as conn:
+            rows = conn.execute(
+                psycopg.sql.SQL("SELECT name FROM {} ORDER BY name").format(self._names.catalog)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def delete_index(self, name: str) -> None:
+        with self._connect("delete_index", name) as conn, conn.transaction():
+            gone = conn.execute(
+                psycopg.sql.SQL("DELETE FROM {} WHERE name = %s RETURNING name").format(
+                    self._names.catalog
+                ),
+                (name,),
+            ).fetchone()
+            if gone is None:
+                raise IndexNotFoundError(name)
+            conn.execute(schema.drop_table(self._names, name))
+
+    # -- data -------------------------------------------------------------------------
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        layout = index_layout(index)
+        _check_records(layout, records)
+        merge = statements.merge_stage(self._names, layout, namespace)
+        with self._connect("upsert", index.name) as conn, conn.transaction():
+            with conn.cursor() as cur, cur.copy(statements.copy_into_stage(layout)) as copy:
+                copy.set_types(statements.stage_types(layout))
+                for row in _stage_rows(records):
+                    copy.write_row(row)
+            conn.execute(merge.sql, merge.params)
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        layout = index_layout(index)
+        settings = search_settings(layout, request).settings
+        _check_query(layout, request)
+        stmt = statements.query(self._names, layout, request)
+        with self._connect("query", index.name) as conn:
+            cur = conn.cursor(binary=True, row_factory=dict_row)
+            if settings:
+                with conn.transaction():
+                    for name, value in settings:
+                        conn.execute(SET_LOCAL, (name, value))
+                    rows = cur.execute(stmt.sql, stmt.params).fetchall()
+            else:
+                rows = cur.execute(stmt.sql, stmt.params).fetchall()
+        return [_match(row) for row in rows]
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        layout = index_layout(index)
+        stmt = statements.fetch(self._names, layout, namespace, ids)
+        with self._connect("fetch", index.name) as conn:
+            rows = conn.cursor(binary=True, row_factory=dict_row).execute(
+                stmt.sql, stmt.params
+            ).fetchall()
+        return [_record(row) for row in rows]
+
+    def delete(
+        self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
+    ) -> None:
+        layout = index_layout(index)
+        stmt = statements.delete(self._names, layout, namespace, ids, filter)
+        with self._connect("delete", index.name) as conn:
+            conn.execute(stmt.sql, stmt.params)
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        stmt = statements.count(self._names, index_layout(index), namespace, filter)
+        return int(self._fetchall("count", index.name, stmt)[0][0])
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        stmt = statements.list_namespaces(self._names, index_layout(index))
+        return [row[0] for row in self._fetchall("list_namespaces", index.name, stmt)]
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self.delete(index, namespace, None, None)
+
+    # -- optional protocols -----------------------------------------------------------
+
+    def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
+        layout = index_layout(index)
+        check_metadata(patch.set_metadata, "metadata strings")
+        if patch.document is not None:
+            check_text(patch.document, "documents")
+        if patch.vector is not None:
+            _check_vector(layout, patch.vector)
+        if patch.sparse is not None:
+            _check_sparse(patch.sparse)
+        stmt = statements.patch(self._names, layout, namespace, patch)
+        return bool(self._fetchall("patch", index.name, stmt))
+
+    def list_ids(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        prefix: str | None,
+        filter: Filter | None,
+        limit: int,
+        cursor: str | None,
+    ) -> IdPage:
+        if prefix:
+            check_text(prefix, "id prefixes")
+        if cursor is not None:
+            check_text(cursor, "cursors")
+        stmt = statements.list_ids(
+            self._names, index_layout(index), namespace, prefix=prefix, node=filter,
+            limit=limit, cursor=cursor,
+        )
+        ids = [row[0] for row in self._fetchall("list_ids", index.name, stmt)]
+        page = tuple(ids[:limit])
+        return IdPage(page, page[-1] if len(ids) > limit else None)
+
+    def close(self) -> None:
+        """Close the sync pool. Async pools belong to their event loops: ``aclose()``
+        (which ``AsyncStore.close`` calls) closes the current loop's."""
+        self._pool.close()
+        self._async_pools.clear()
+
+    # -- native async -----------------------------------------------------------------
+
+    async def _async_pool(self) -> AsyncConnectionPool[Any]:
+        """This event loop's pool, opened once even when many tasks ask at once."""
+        loop = asyncio.get_running_loop()
+        entry = self._async_pools.get(id(loop))
+        if entry is None or entry.loop is not loop:
+            for key, old in list(self._async_pools.items()):
+                if old.loop.is_closed():
+                    del self._async_pools[key]
+            pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+                self._settings.conninfo,
+                min_size=self._settings.pool_min_size,
+                max_size=self._settings.pool_max_size,
+                kwargs=_CONNECTION_KWARGS,
+                configure=_configure_async,
+                name="vectorport-pgvector-async",
+                open=False,
+            )
+            entry = _AsyncPoolEntry(loop, pool, loop.create_task(pool.open()))
+            self._async_pools[id(loop)] = entry
+        try:
+            await asyncio.shield(entry.opened)
+        except BaseException:
+            if self._async_pools.get(id(loop)) is entry:
+                del self._async_pools[id(loop)]  # the next call tries again
+            raise
+        return entry.pool
+
+    @asynccontextmanager
+    async def _aconnect(
+        self, operation: str, index: str | None = None
+    ) -> AsyncIterator[AsyncConnection[Any]]:
+        try:
+            pool = await self._async_pool()
+            async with pool.connection() as conn:
+                yield conn
+        except VectorportError:
+            raise
+        except Exception as exc:
+            raise translate(exc, operation, index) from exc
+
+    async def aupsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        layout = index_layout(index)
+        _check_records(layout, records)
+        merge = statements.merge_stage(self._names, layout, namespace)
+        async with self._aconnect("upsert", index.name) as conn, conn.transaction():
+            async with conn.cursor() as cur, cur.copy(
+                statements.copy_into_stage(layout)
+            ) as copy:
+                copy.set_types(statements.stage_types(layout))
+                for row in _stage_rows(records):
+                    await copy.write_row(row)
+            await conn.execute(merge.sql, merge.params)
+
+    async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        layout = index_layout(index)
+        settings = search_settings(layout, request).settings
+        _check_query(layout, request)
+        stmt = statements.query(self._names, layout, request)
+        async with self._aconnect("query", index.name) as conn:
+            cur = conn.cursor(binary=True, row_factory=dict_row)
+            if settings:
+                async with conn.transaction():
+                    for name, value in settings:
+                        await conn.execute(SET_LOCAL, (name, value))
+                    await cur.execute(stmt.sql, stmt.params)
+                    rows = await cur.fetchall()
+            else:
+                await cur.execute(stmt.sql, stmt.params)
+                rows = await cur.fetchall()
+        return [_match(row) for row in rows]
+
+    async def afetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        layout = index_layout(index)
+        stmt = statements.fetch(self._names, layout, namespace, ids)
+        async with self._aconnect("fetch", index.name) as conn:
+            cur = conn.cursor(binary=True, row_factory=dict_row)
+            await cur.execute(stmt.sql, stmt.params)
+            rows = await cur.fetchall()
+        return [_record(row) for row in rows]
+
+    async def aclose(self) -> None:
+        loop = asyncio.get_running_loop()
+        entry = self._async_pools.pop(id(loop), None)
+        if entry is not None and entry.loop is loop:
+            await entry.pool.close()
+
+
+# -- connection setup ------------------------------------------------------------------
+
+_STAGE_DDL = [schema.create_stage_table(kind) for kind in STAGE_TABLES]
+
+
+def _configure(conn: Connection[Any]) -> None:
+    """Run once per pooled connection: types, staging tables, session defaults."""
+    register_codecs(conn)
+    for ddl in _STAGE_DDL:
+        conn.execute(ddl)
+    for name, value in SESSION_DEFAULTS:
+        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+
+
+async def _configure_async(conn: AsyncConnection[Any]) -> None:
+    await register_codecs_async(conn)
+    for ddl in _STAGE_DDL:
+        await conn.execute(ddl)
+    for name, value in SESSION_DEFAULTS:
+        await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+
+
+# -- rows in and out -------------------------------------------------------------------
+
+
+def _stage_rows(records: Sequence[Record]) -> Iterator[tuple[object, ...]]:
+    for rec in records:
+        yield (
+            rec.id,
+            rec.vector,
+            rec.sparse,
+            Jsonb(rec.metadata, dumps=encode_metadata),
+            rec.document,
+        )
+
+
+def _match(row: Mapping[str, Any]) -> Match:
+    metadata = row.get("metadata")
+    return Match(
+        id=row["id"],
+        score=float(row["score"]),
+        metadata=decode_metadata(metadata) if metadata is not None else None,
+        vector=row.get("embedding"),
+        sparse=row.get("sparse"),
+        document=row.get("document"),
+    )
+
+
+def _record(row: Mapping[str, Any]) -> Record:
+    return Record(
+        id=row["id"],
+        vector=row["embedding"],
+        metadata=decode_metadata(row["metadata"]),
+        sparse=row["sparse"],
+        document=row["document"],
+    )
+
+
+# -- checks before any I/O -------------------------------------------------------------
+
+
+def _check_vector(layout: IndexLayout, vector: np.ndarray[Any, Any]) -> None:
+    if layout.vector_type == "halfvec" and vector.size and float(np.abs(vector).max()) > HALFVEC_MAX:
+        raise ValidationError(
+            f"a value beyond ±{HALFVEC_MAX} does not fit the index's halfvec (float16) type"
+        )
+
+
+def _check_sparse(sparse: SparseVector) -> None:
+    if len(sparse.indices) > SPARSE_MAX_NONZERO:
+        raise UnsupportedFeatureError(
+            BACKEND, f"sparse vectors with more than {SPARSE_MAX_NONZERO} entries"
+        )
+    if sparse.indices and sparse.indices[-1] >= SPARSE_DIMENSIONS:
+        raise UnsupportedFeatureError(BACKEND, f"sparse indices of {SPARSE_DIMENSIONS} or more")
+    if any(abs(v) > _FLOAT32_MAX for v in sparse.values):
+        raise ValidationError("a sparse value is beyond the float32 range")
+
+
+def _check_records(layout: IndexLayout, records: Sequence[Record]) -> None:
+    for rec in records:
+        check_metadata(rec.metadata, "metadata strings")
+        if rec.document is not None:
+            check_text(rec.document, "documents")
+        if rec.sparse is not None:
+            _check_sparse(rec.sparse)
+        _check_vector(layout, rec.vector)
+
+
+def _check_query(layout: IndexLayout, request: QueryRequest) -> None:
+    if request.vector is not None:
+        _check_vector(layout, request.vector)
+    if request.sparse is not None:
+        _check_sparse(request.sparse)
+
+
+# -- the catalog's copy of a spec ------------------------------------------------------
+
+
+def _spec_to_json(spec: IndexSpec) -> dict[str, Any]:
+    return {
+        "dimension": spec.dimension,
+        "metric": spec.metric,
+        "sparse": spec.sparse,
+        "index_type": spec.index_type,
+        "index_params": dict(spec.index_params),
+        "backend_options": {
+            BACKEND: dict(spec.backend_options[BACKEND])
+        } if BACKEND in spec.backend_options else {},
+    }
+
+
+def _spec_from_json(name: str, raw: Any) -> IndexSpec:
+    data = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
+    try:
+        return IndexSpec(
+            name=name,
+            dimension=int(data["dimension"]),
+            metric=data["metric"],
+            sparse=bool(data["sparse"]),
+            index_type=data["index_type"],
+            index_params=dict(data["index_params"]),
+            backend_options=dict(data["backend_options"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BackendError(f"the catalog entry of index {name!r} is damaged") from exc

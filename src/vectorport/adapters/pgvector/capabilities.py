@@ -1,0 +1,23 @@
+"""What the pgvector adapter declares: the whole contract, proven by the conformance
+suite on a real PostgreSQL with pgvector."""
+
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+
+PGVECTOR_CAPABILITIES = Capabilities(
+    filter_operators=ALL_FILTER_OPERATORS,
+    sparse=True,
+    hybrid="sum",
+    hints=frozenset({"ef", "probes"}),
+    consistency=frozenset({"strong", "eventual"}),
+    index_types=frozenset({"auto", "flat", "hnsw", "ivf"}),
+    documents=True,
+    patch=True,
+    list_ids=True,
+    delete_by_filter=True,
+    count_by_filter=True,
+    native_async=True,
+    max_dimension=16_000,  # pgvector's vector/halfvec limit; ANN indexes: 2,000 / 4,000
+    max_top_k=10_000,
+    max_batch_size=5_000,
+    write_concurrency=2,
+)

@@ -1,0 +1,134 @@
+"""Tables, indexes and the catalog: the DDL of the pgvector adapter.
+
+Every identifier is composed with :class:`psycopg.sql.Identifier`, qualified by the
+URL's schema. DDL cannot take bound parameters, so the few numbers it holds (the
+dimension, ``m``, ``ef_construction``, ``lists``) are validated ints rendered by
+:class:`psycopg.sql.Literal`; every other value is bound.
+
+Names: index ``docs`` is table ``vp_docs`` with indexes ``vp_docs_ann`` (HNSW or
+IVFFlat) and ``vp_docs_meta`` (GIN on the metadata); the catalog
+``vectorport_catalog`` keeps each index's spec, so ``describe_index`` can answer.
+Canonical index names (``[a-z][a-z0-9_]{2,44}``) keep these within PostgreSQL's 63
+bytes, and no index name maps to the catalog's.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from vectorport.adapters.pgvector.options import IndexLayout
+
+CATALOG_TABLE = "vectorport_catalog"
+TABLE_PREFIX = "vp_"
+STAGE_TABLES = {"vector": "vp_stage_vector", "halfvec": "vp_stage_halfvec"}
+
+_OPCLASS_SUFFIX = {"cosine": "cosine_ops", "euclidean": "l2_ops", "dotproduct": "ip_ops"}
+DISTANCE_OPERATOR = {"cosine": "<=>", "euclidean": "<->", "dotproduct": "<#>"}
+
+
+def table_name(index_name: str) -> str:
+    return f"{TABLE_PREFIX}{index_name}"
+
+
+class Names:
+    """The qualified identifiers of one schema and the indexes in it."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+        self.schema_id = sql.Identifier(schema)
+        self.catalog = sql.Identifier(schema, CATALOG_TABLE)
+
+    def table(self, index_name: str) -> sql.Identifier:
+        return sql.Identifier(self.schema, table_name(index_name))
+
+    def ann_index(self, index_name: str) -> sql.Identifier:
+        return sql.Identifier(f"{table_name(index_name)}_ann")
+
+    def qualified_ann_index(self, index_name: str) -> sql.Identifier:
+        return sql.Identifier(self.schema, f"{table_name(index_name)}_ann")
+
+    def meta_index(self, index_name: str) -> sql.Identifier:
+        return sql.Identifier(f"{table_name(index_name)}_meta")
+
+
+def create_schema(names: Names) -> sql.Composed:
+    return sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(names.schema_id)
+
+
+def create_catalog(names: Names) -> sql.Composed:
+    return sql.SQL(
+        "CREATE TABLE IF NOT EXISTS {} ("
+        " name text PRIMARY KEY,"
+        " spec jsonb NOT NULL,"
+        " ann_built boolean NOT NULL,"
+        " created_at timestamptz NOT NULL DEFAULT now())"
+    ).format(names.catalog)
+
+
+def create_stage_table(vector_type: str) -> sql.Composed:
+    """A session-private staging table for binary COPY; emptied at every commit."""
+    return sql.SQL(
+        "CREATE TEMP TABLE IF NOT EXISTS {} ("
+        " id text NOT NULL, embedding {} NOT NULL, sparse sparsevec,"
+        " metadata jsonb NOT NULL, document text) ON COMMIT DELETE ROWS"
+    ).format(sql.Identifier(STAGE_TABLES[vector_type]), sql.SQL(vector_type))
+
+
+def create_table(names: Names, layout: IndexLayout) -> sql.Composed:
+    return sql.SQL(
+        "CREATE TABLE {table} ("
+        ' namespace text COLLATE "C" NOT NULL,'
+        ' id text COLLATE "C" NOT NULL,'
+        " embedding {vtype}({dim}) NOT NULL,"
+        " sparse sparsevec,"
+        " metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,"
+        " document text,"
+        " PRIMARY KEY (namespace, id))"
+    ).format(
+        table=names.table(layout.name),
+        vtype=sql.SQL(layout.vector_type),
+        dim=sql.Literal(layout.dimension),
+    )
+
+
+def create_meta_index(names: Names, layout: IndexLayout) -> sql.Composed:
+    return sql.SQL("CREATE INDEX {} ON {} USING gin (metadata)").format(
+        names.meta_index(layout.name), names.table(layout.name)
+    )
+
+
+def opclass(layout: IndexLayout) -> str:
+    return f"{layout.vector_type}_{_OPCLASS_SUFFIX[layout.metric]}"
+
+
+def create_ann_index(names: Names, layout: IndexLayout, lists: int | None) -> sql.Composed:
+    """The HNSW or IVFFlat index of a layout (``lists`` given for IVFFlat)."""
+    params = layout.params
+    if layout.ann == "hnsw":
+        method = sql.SQL("hnsw")
+        with_ = sql.SQL("m = {}, ef_construction = {}").format(
+            sql.Literal(params["m"]), sql.Literal(params["ef_construction"])
+        )
+    else:
+        assert layout.ann == "ivf" and lists is not None
+        method = sql.SQL("ivfflat")
+        with_ = sql.SQL("lists = {}").format(sql.Literal(lists))
+    return sql.SQL("CREATE INDEX {} ON {} USING {} (embedding {}) WITH ({})").format(
+        names.ann_index(layout.name),
+        names.table(layout.name),
+        method,
+        sql.SQL(opclass(layout)),
+        with_,
+    )
+
+
+def drop_ann_index(names: Names, layout: IndexLayout) -> sql.Composed:
+    return sql.SQL("DROP INDEX IF EXISTS {}").format(names.qualified_ann_index(layout.name))
+
+
+def drop_table(names: Names, index_name: str) -> sql.Composed:
+    return sql.SQL("DROP TABLE IF EXISTS {}").format(names.table(index_name))
+
+
+SET_LOCAL = sql.SQL("SELECT set_config(%s, %s, true)")
+"""``SET LOCAL`` with a bound value: lasts until the end of the current transaction."""

@@ -1,0 +1,617 @@
+"""The ``turbopuffer`` adapter: vectorport indexes on turbopuffer namespaces.
+
+``turbopuffer://?region=gcp-us-central1`` (the API key from ``TURBOPUFFER_API_KEY``, or
+``?api_key_env=NAME``), or ``turbopuffer://?base_url=http://127.0.0.1:8765`` for the
+emulator in :mod:`vectorport.testing.emulators.turbopuffer`. Other options: ``prefix``
+(default ``vectorport.``), ``timeout`` (seconds, default 60), ``max_retries`` (the SDK's
+own retries, default 0: vectorport retries transient failures itself).
+
+How indexes and namespaces are mapped (the names are in :mod:`.naming`):
+
+- every (index, namespace) pair is one turbopuffer namespace,
+  ``{prefix}{index}-{namespace}`` (``-_`` for the default namespace), created by its
+  first write; ``list_namespaces`` lists turbopuffer namespaces by the index's prefix
+  and keeps those that hold records; ``delete_namespace`` deletes one;
+- the index's :class:`IndexSpec` is a row of the catalog namespace ``{prefix}_catalog``,
+  written with ``upsert_condition ["id", "Eq", null]`` so that creation is atomic;
+  ``delete_index`` deletes the index's namespaces, then its catalog row (an interrupted
+  delete leaves an index that can be deleted again, never orphaned data under a new one);
+- records keep their id in ``vp_id`` (ids over 64 bytes are hashed into the turbopuffer
+  id), their document in ``vp_doc``, and each metadata field in a typed column chosen by
+  the value's kind, so ints, floats, bools, strings and lists keep their type.
+
+Scores: ``cosine`` ranks by ``cosine_distance`` and scores ``1 − $dist``; ``euclidean``
+ranks by ``euclidean_squared`` and scores ``1 / (1 + √$dist)``. To make the ``top_k`` set
+exact when several records tie at the cut, the adapter asks for more rows until the tie
+is resolved, then orders by score and id. Queries use ``ANN``; the backend option
+``{"turbopuffer": {"exact": true}}`` asks for exhaustive ``kNN`` instead.
+
+Consistency is turbopuffer's own: ``strong`` (the default) or ``eventual``. Writes go in
+one request per batch (the facade's batches, up to 1,000 records). 429, 5xx, 408/409,
+timeouts and lost connections are retried per request with backoff (every request the
+adapter sends is safe to repeat); when they persist they surface as
+:class:`TransientBackendError`, which the facade may retry as a whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from vectorport.adapters.turbopuffer import codec
+from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIES
+from vectorport.adapters.turbopuffer.errors import is_not_found, status_of, translate
+from vectorport.adapters.turbopuffer.filters import Compiled, FilterCompiler, conjunction
+from vectorport.adapters.turbopuffer.naming import (
+    DEFAULT_PREFIX,
+    DOCUMENT_ATTRIBUTE,
+    ID_ATTRIBUTE,
+    KINDS,
+    PREFIX_RE,
+    VECTOR_ATTRIBUTE,
+    Names,
+    column,
+    native_id,
+)
+from vectorport.core.capabilities import Capabilities
+from vectorport.core.config import ConnectionURL
+from vectorport.core.errors import (
+    ConfigError,
+    IndexExistsError,
+    IndexNotFoundError,
+    UnsupportedFeatureError,
+    ValidationError,
+)
+from vectorport.core.filters.ast import Filter, fields_used
+from vectorport.core.retry import RetryPolicy
+from vectorport.core.scoring import Distance, score_from_distance
+from vectorport.core.types import (
+    IdPage,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+    RecordPatch,
+)
+
+if TYPE_CHECKING:
+    import turbopuffer
+
+T = TypeVar("T")
+
+MAX_LIMIT = 10_000
+ID_CHUNK = 1_000
+SPEC_ATTRIBUTE = "vp_spec"
+TOKEN_ATTRIBUTE = "vp_token"
+_METRICS = {"cosine": "cosine_distance", "euclidean": "euclidean_squared"}
+_QUERY_OPTIONS = frozenset({"exact"})
+_URL_OPTIONS = frozenset({
+    "region", "api_key", "api_key_env", "base_url", "prefix", "timeout", "max_retries",
+})
+_EVERY_RECORD: list[Any] = [ID_ATTRIBUTE, "NotEq", None]
+"""A filter every record written by vectorport matches (each one has ``vp_id``)."""
+
+
+class _NamespaceMissingError(Exception):
+    """The turbopuffer namespace does not exist (HTTP 404)."""
+
+
+class TurbopufferAdapter:
+    """vectorport on turbopuffer, through the official SDK."""
+
+    backend: ClassVar[str] = "turbopuffer"
+
+    def __init__(
+        self,
+        client: turbopuffer.Turbopuffer,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._client = client
+        self._names = Names(prefix)
+        self._retry = retry or RetryPolicy(attempts=5, base_seconds=0.02, cap_seconds=1.0)
+        self._columns: dict[str, frozenset[str]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> TurbopufferAdapter:
+        url.unknown_options(_URL_OPTIONS)
+        if url.host or url.path not in ("", "/"):
+            raise ConfigError(
+                "turbopuffer URLs carry only options, for example "
+                "turbopuffer://?region=gcp-us-central1 or turbopuffer://?base_url=http://…"
+            )
+        region, base_url = url.option("region"), url.option("base_url")
+        if bool(region) == bool(base_url):
+            raise ConfigError("a turbopuffer URL needs ?region=… or ?base_url=… (one of them)")
+        prefix = url.option("prefix", DEFAULT_PREFIX) or ""
+        if not PREFIX_RE.match(prefix):
+            raise ConfigError("prefix= takes up to 18 characters of A-Z a-z 0-9 _ . -")
+        key = url.credential("api_key", "TURBOPUFFER_API_KEY")
+        if key is None:
+            raise ConfigError(
+                "no turbopuffer API key: set TURBOPUFFER_API_KEY or name a variable "
+                "with ?api_key_env=NAME"
+            )
+        try:
+            timeout = float(url.option("timeout", "60") or "60")
+        except ValueError:
+            raise ConfigError("timeout= must be a number of seconds") from None
+        max_retries = url.int_option("max_retries", 0)
+        try:
+            import turbopuffer
+        except ImportError:  # pragma: no cover - the registry checks this first
+            raise ConfigError('the turbopuffer SDK is missing: pip install "vectorport[turbopuffer]"'
+                              ) from None
+        try:
+            client = turbopuffer.Turbopuffer(
+                api_key=key.reveal(), region=region or None, base_url=base_url or None,
+                timeout=timeout, max_retries=max_retries, telemetry=False,
+            )
+        except (ValueError, turbopuffer.TurbopufferError) as exc:
+            raise ConfigError(
+                f"cannot configure the turbopuffer client for {url.redacted()}: {exc} "
+                "(with base_url=, leave TURBOPUFFER_REGION unset)"
+            ) from None
+        return cls(client, prefix=prefix)
+
+    def __repr__(self) -> str:
+        return f"TurbopufferAdapter(base_url={str(self._client.base_url)!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return TURBOPUFFER_CAPABILITIES
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def _call(self, operation: str, fn: Callable[[], T]) -> T:
+        """One SDK call: 404 becomes :class:`_NamespaceMissingError`, the rest vectorport errors.
+
+        Transient failures are retried here, request by request: operations made of
+        several requests (describe, delete_index, list_namespaces) would otherwise have
+        to succeed in every request of one attempt, and the facade does not retry index
+        creation or deletion at all. Every request the adapter sends is safe to repeat
+        (creation is conditional and checks its own token)."""
+
+        def once() -> T:
+            try:
+                return fn()
+            except Exception as exc:
+                if is_not_found(exc):
+                    raise _NamespaceMissingError() from exc
+                raise translate(exc, operation) from exc
+
+        return self._retry.call(operation, once)
+
+    def _ns(self, native: str) -> Any:
+        return self._client.namespace(native)
+
+    def _native(self, index: IndexSpec | str, namespace: str) -> str:
+        return self._names.namespace(index if isinstance(index, str) else index.name, namespace)
+
+    def _forget(self, native: str | None = None, index: str | None = None) -> None:
+        with self._lock:
+            if native is not None:
+                self._columns.pop(native, None)
+            if index is not None:
+                start = self._names.index_prefix(index)
+                for name in [n for n in self._columns if n.startswith(start)]:
+                    del self._columns[name]
+
+    def _learn(self, native: str, columns: Sequence[str]) -> None:
+        with self._lock:
+            known = self._columns.get(native)
+            if known is not None:
+                self._columns[native] = known | frozenset(columns)
+
+    def _schema_columns(self, native: str, fields: frozenset[str], *, refresh: bool = False
+                        ) -> frozenset[str]:
+        """The namespace's attribute names, enough to compile a filter over ``fields``.
+        Raises :class:`_NamespaceMissingError` when the namespace does not exist."""
+        needed = {column(kind, f) for f in fields for kind in KINDS}
+        with self._lock:
+            known = self._columns.get(native)
+        if known is not None and not refresh and needed <= known:
+            return known
+        metadata = self._call("metadata", lambda: self._ns(native).metadata())
+        columns = frozenset(metadata.schema_)
+        with self._lock:
+            self._columns[native] = columns
+        return columns
+
+    def _compile(self, native: str, node: Filter | None, *, refresh: bool = False) -> Compiled:
+        if node is None:
+            return True
+        columns = self._schema_columns(native, fields_used(node), refresh=refresh)
+        return FilterCompiler(columns).compile(node)
+
+    def _filtered(self, operation: str, native: str, node: Filter | None,
+                  run: Callable[[Compiled], T], empty: T) -> T:
+        """Compile ``node`` and run; ``empty`` when the namespace is missing or the filter
+        matches nothing. A 400 after compiling from cached columns (the namespace may
+        have been recreated elsewhere) is retried once with a fresh schema."""
+        for refresh in (False, True):
+            try:
+                compiled = self._compile(native, node, refresh=refresh)
+                if compiled is False:
+                    return empty
+                return run(compiled)
+            except _NamespaceMissingError:
+                self._forget(native)
+                return empty
+            except Exception as exc:
+                cause = exc.__cause__
+                if refresh or node is None or cause is None or status_of(cause) != 400:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- index lifecycle -------------------------------------------------------------
+
+    def create_index(self, spec: IndexSpec) -> None:
+        if spec.metric not in _METRICS:
+            raise UnsupportedFeatureError(self.backend, f"metric {spec.metric!r}")
+        _check_backend_options(spec.backend_options.get(self.backend, {}), frozenset(),
+                               "index backend_options")
+        try:
+            stored_spec = json.dumps(asdict(spec), sort_keys=True)
+        except (TypeError, ValueError):
+            raise ValidationError(
+                "backend_options must hold JSON values: the index spec is stored in "
+                "turbopuffer's catalog namespace"
+            ) from None
+        token = uuid.uuid4().hex
+        row = {"id": spec.name, SPEC_ATTRIBUTE: stored_spec, TOKEN_ATTRIBUTE: token}
+        catalog = self._names.catalog
+        self._call("create_index", lambda: self._ns(catalog).write(
+            upsert_rows=[row],
+            upsert_condition=["id", "Eq", None],
+            schema={SPEC_ATTRIBUTE: {"type": "string", "filterable": False},
+                    TOKEN_ATTRIBUTE: {"type": "string", "filterable": False}},
+        ))
+        # The row holds our token only if our conditional insert won (also when a retry
+        # of ours re-sent it); reading it back does not rely on ``rows_upserted``.
+        stored = self._catalog_row(spec.name)
+        if stored is None or stored.get(TOKEN_ATTRIBUTE) != token:
+            raise IndexExistsError(spec.name)
+
+    def _catalog_row(self, name: str) -> dict[str, Any] | None:
+        catalog = self._names.catalog
+        try:
+            result = self._call("describe_index", lambda: self._ns(catalog).query(
+                filters=["id", "Eq", name], rank_by=["id", "asc"], top_k=1,
+                include_attributes=[SPEC_ATTRIBUTE, TOKEN_ATTRIBUTE],
+            ))
+        except _NamespaceMissingError:
+            return None
+        rows = result.rows or []
+        return codec.row_attributes(rows[0]) if rows else None
+
+    def _spec(self, name: str) -> IndexSpec:
+        row = self._catalog_row(name)
+        if row is None:
+            raise IndexNotFoundError(name)
+        data = json.loads(row[SPEC_ATTRIBUTE])
+        return IndexSpec(**data)
+
+    def describe_index(self, name: str) -> IndexInfo:
+        spec = self._spec(name)
+        counts = {ns: n for ns, n in self._namespace_counts(spec) if n}
+        return IndexInfo(spec=spec, count=sum(counts.values()), namespaces=counts)
+
+    def _native_namespaces(self, index: str) -> list[str]:
+        start = self._names.index_prefix(index)
+
+        def names() -> list[str]:
+            return [s.id for s in self._client.namespaces(prefix=start)]
+
+        return [n for n in self._call("list_namespaces", names)
+                if n.startswith(start)]
+
+    def _namespace_counts(self, spec: IndexSpec) -> Iterator[tuple[str, int]]:
+        for native in self._native_namespaces(spec.name):
+            parsed = self._names.parse(native)
+            if parsed is not None and parsed[0] == spec.name:
+                yield parsed[1], self._count_native(native, None)
+
+    def list_indexes(self) -> list[str]:
+        catalog = self._names.catalog
+        names: list[str] = []
+        after: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {} if after is None else {"filters": ["id", "Gt", after]}
+
+            def page_query(kwargs: dict[str, Any] = kwargs) -> Any:
+                return self._ns(catalog).query(rank_by=["id", "asc"], top_k=MAX_LIMIT, **kwargs)
+
+            try:
+                result = self._call("list_indexes", page_query)
+            except _NamespaceMissingError:
+                return names
+            page = [str(r.id) for r in result.rows or []]
+            names.extend(page)
+            if len(page) < MAX_LIMIT:
+                return names
+            after = page[-1]
+
+    def delete_index(self, name: str) -> None:
+        self._spec(name)
+        for native in self._native_namespaces(name):
+            self._delete_native(native)
+        self._forget(index=name)
+        catalog = self._names.catalog
+        try:
+            self._call("delete_index", lambda: self._ns(catalog).write(deletes=[name]))
+        except _NamespaceMissingError:
+            raise IndexNotFoundError(name) from None  # the catalog itself went away
+
+    def _delete_native(self, native: str) -> None:
+        with contextlib.suppress(_NamespaceMissingError):
+            self._call("delete_namespace", lambda: self._ns(native).delete_all())
+        self._forget(native)
+
+    # -- data ------------------------------------------------------------------------
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        if not records:
+            return
+        for rec in records:
+            codec.check_value_sizes(rec.id, rec.metadata)
+        native = self._native(index, namespace)
+        schema = codec.schema_for(index.dimension, sorted(codec.fields_of(records)))
+        rows = [codec.row_of(r) for r in records]
+        self._call("upsert", lambda: self._ns(native).write(
+            upsert_rows=rows, distance_metric=_METRICS[index.metric], schema=schema,
+        ))
+        self._learn(native, list(schema))
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        options = request.options_for(self.backend)
+        _check_backend_options(options, _QUERY_OPTIONS, "query backend_options")
+        exact = options.get("exact", False)
+        if not isinstance(exact, bool):
+            raise ValidationError("backend_options.turbopuffer.exact must be true or false")
+        if request.sparse is not None:
+            raise UnsupportedFeatureError(self.backend, "sparse vectors")
+        if request.vector is None:
+            raise ValidationError("turbopuffer queries need a dense vector")
+        native = self._native(index, request.namespace)
+        vector = request.vector.tolist()
+        attributes = _attribute_selection(request)
+
+        def run(compiled: Compiled) -> list[Match]:
+            filters = compiled if compiled is not True else (_EVERY_RECORD if exact else None)
+            return self._ranked(native, index, request, vector, filters, attributes, exact)
+
+        no_matches: list[Match] = []
+        matches = self._filtered("query", native, request.filter, run, no_matches)
+        if request.min_score is not None:
+            matches = [m for m in matches if m.score >= request.min_score]
+        return matches
+
+    def _ranked(self, native: str, index: IndexSpec, request: QueryRequest, vector: list[float],
+                filters: Any, attributes: dict[str, Any], exact: bool) -> list[Match]:
+        top_k = request.top_k
+        limit = min(top_k + 1, MAX_LIMIT)
+        while True:
+            kwargs: dict[str, Any] = dict(attributes)
+            if filters is not None:
+                kwargs["filters"] = filters
+
+            def ranked_query(kwargs: dict[str, Any] = kwargs, limit: int = limit) -> Any:
+                return self._ns(native).query(
+                    rank_by=[VECTOR_ATTRIBUTE, "kNN" if exact else "ANN", vector], top_k=limit,
+                    consistency={"level": request.consistency}, vector_encoding="base64",
+                    **kwargs,
+                )
+
+            result = self._call("query", ranked_query)
+            rows = [codec.DecodedRow(codec.row_attributes(r)) for r in result.rows or []]
+            tied_at_cut = (
+                len(rows) == limit > top_k and rows[top_k - 1].distance == rows[-1].distance
+            )
+            if not tied_at_cut or limit >= MAX_LIMIT:
+                break
+            limit = min(limit * 2, MAX_LIMIT)
+        kind: Distance = "cosine_distance" if index.metric == "cosine" else "l2_squared"
+        include = request.include
+        matches = [
+            Match(
+                id=row.id,
+                score=score_from_distance(kind, float(row.distance or 0.0)),
+                metadata=row.metadata if include.metadata else None,
+                vector=row.vector if include.vectors else None,
+                document=row.document if include.documents else None,
+            )
+            for row in rows
+        ]
+        matches.sort(key=lambda m: (-m.score, m.id))
+        return matches[:top_k]
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        native = self._native(index, namespace)
+        wanted = list(dict.fromkeys(ids))
+        found: list[Record] = []
+        for start in range(0, len(wanted), ID_CHUNK):
+            chunk = wanted[start:start + ID_CHUNK]
+            natives = [native_id(i) for i in chunk]
+
+            def lookup(natives: list[str] = natives) -> Any:
+                return self._ns(native).query(
+                    filters=["id", "In", natives], rank_by=["id", "asc"], top_k=len(natives),
+                    include_attributes=True, vector_encoding="base64",
+                )
+
+            try:
+                result = self._call("fetch", lookup)
+            except _NamespaceMissingError:
+                return []
+            asked = set(chunk)
+            for raw in result.rows or []:
+                row = codec.DecodedRow(codec.row_attributes(raw))
+                if row.id in asked:
+                    found.append(row.record(index.dimension))
+        return found
+
+    def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
+               filter: Filter | None) -> None:
+        native = self._native(index, namespace)
+        if ids is not None:
+            unique = list(dict.fromkeys(native_id(i) for i in ids))
+            for start in range(0, len(unique), ID_CHUNK):
+                chunk = unique[start:start + ID_CHUNK]
+
+                def remove(chunk: list[str] = chunk) -> Any:
+                    return self._ns(native).write(deletes=chunk)
+
+                try:
+                    self._call("delete", remove)
+                except _NamespaceMissingError:
+                    return
+            return
+
+        def run(compiled: Compiled) -> None:
+            target = _EVERY_RECORD if compiled is True else compiled
+            while True:
+                result = self._call("delete", lambda: self._ns(native).write(
+                    delete_by_filter=target, delete_by_filter_allow_partial=True,
+                ))
+                if not result.rows_remaining:
+                    return
+
+        self._filtered("delete", native, filter, run, None)
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        return self._count_native(self._native(index, namespace), filter)
+
+    def _count_native(self, native: str, node: Filter | None) -> int:
+        return self._filtered("count", native, node,
+                              lambda compiled: self._count_compiled(native, compiled), 0)
+
+    def _count_compiled(self, native: str, compiled: Compiled) -> int:
+        kwargs: dict[str, Any] = {} if compiled is True else {"filters": compiled}
+        result = self._call("count", lambda: self._ns(native).query(
+            aggregate_by={"count": ["Count"]}, **kwargs,
+        ))
+        return int((result.aggregations or {}).get("count", 0))
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        return [ns for ns, n in self._namespace_counts(index) if n]
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self._delete_native(self._native(index, namespace))
+
+    # -- optional protocols ------------------------------------------------------------
+
+    def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
+        """Metadata and document changes go through ``patch_rows``; turbopuffer cannot
+        patch vector attributes, so a new vector means upserting the whole record."""
+        if patch.vector is not None:
+            raise UnsupportedFeatureError(
+                self.backend, "patching a record's vector",
+                "turbopuffer cannot patch vector attributes; upsert the whole record",
+            )
+        if patch.sparse is not None:
+            raise UnsupportedFeatureError(self.backend, "sparse vectors")
+        codec.check_value_sizes(patch.id, patch.set_metadata)
+        native = self._native(index, namespace)
+        row: dict[str, Any] = {"id": native_id(patch.id)}
+        row.update(codec.metadata_patch(patch.set_metadata, sorted(patch.unset_metadata)))
+        if patch.document is not None:
+            row[DOCUMENT_ATTRIBUTE] = patch.document
+        fields = sorted(set(patch.set_metadata) | set(patch.unset_metadata))
+        schema = codec.schema_for(None, fields)
+        try:
+            result = self._call("patch", lambda: self._ns(native).write(
+                patch_rows=[row], schema=schema,
+            ))
+        except _NamespaceMissingError:
+            return False
+        self._learn(native, list(schema))
+        return bool(result.rows_patched)
+
+    def list_ids(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        prefix: str | None,
+        filter: Filter | None,
+        limit: int,
+        cursor: str | None,
+    ) -> IdPage:
+        native = self._native(index, namespace)
+        page_size = min(limit, MAX_LIMIT - 1)
+        bounds: list[Compiled] = []
+        if cursor is not None:
+            bounds.append([ID_ATTRIBUTE, "Gt", cursor])
+        if prefix:
+            bounds.append([ID_ATTRIBUTE, "Gte", prefix])
+            upper = _prefix_successor(prefix)
+            if upper is not None:
+                bounds.append([ID_ATTRIBUTE, "Lt", upper])
+
+        def run(compiled: Compiled) -> IdPage:
+            filters = conjunction([compiled, *bounds])
+            if filters is False:
+                return IdPage((), None)
+            kwargs: dict[str, Any] = {} if filters is True else {"filters": filters}
+            result = self._call("list_ids", lambda: self._ns(native).query(
+                rank_by=[ID_ATTRIBUTE, "asc"], top_k=page_size + 1,
+                include_attributes=[ID_ATTRIBUTE], **kwargs,
+            ))
+            ids = [codec.DecodedRow(codec.row_attributes(r)).id for r in result.rows or []]
+            page = tuple(ids[:page_size])
+            return IdPage(page, page[-1] if len(ids) > page_size else None)
+
+        return self._filtered("list_ids", native, filter, run, IdPage((), None))
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _attribute_selection(request: QueryRequest) -> dict[str, Any]:
+    """``include_attributes`` / ``exclude_attributes`` for what the query returns."""
+    include = request.include
+    if include.metadata:
+        excluded = [name for name, wanted in ((VECTOR_ATTRIBUTE, include.vectors),
+                                              (DOCUMENT_ATTRIBUTE, include.documents))
+                    if not wanted]
+        return {"exclude_attributes": excluded} if excluded else {"include_attributes": True}
+    attributes = [ID_ATTRIBUTE]
+    if include.documents:
+        attributes.append(DOCUMENT_ATTRIBUTE)
+    if include.vectors:
+        attributes.append(VECTOR_ATTRIBUTE)
+    return {"include_attributes": attributes}
+
+
+def _check_backend_options(options: Any, known: frozenset[str], where: str) -> None:
+    if not isinstance(options, Mapping):
+        raise ValidationError(f"{where}: the turbopuffer section must be a dict")
+    unknown = set(options) - known
+    if unknown:
+        raise ValidationError(
+            f"{where}: unknown turbopuffer option(s) {', '.join(sorted(unknown))}; "
+            f"known: {', '.join(sorted(known)) or 'none'}"
+        )
+
+
+def _prefix_successor(prefix: str) -> str | None:
+    """The smallest string above every string starting with ``prefix`` (code point order),
+    or ``None`` when there is none."""
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        if last < 0x10FFFF:
+            nxt = last + 1
+            if 0xD800 <= nxt <= 0xDFFF:  # surrogates are not characters
+                nxt = 0xE000
+            return "".join(chars) + chr(nxt)
+    return None

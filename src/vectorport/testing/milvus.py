@@ -1,0 +1,108 @@
+"""A Milvus to test against, without Docker.
+
+:func:`milvus_url` yields a ``milvus://`` URL:
+
+1. ``VECTORPORT_TEST_MILVUS_URL`` if set (a server, or Zilliz Cloud, of your own);
+2. otherwise a milvus-lite database file in a fresh temporary folder, served in this
+   process by milvus-lite (pymilvus starts its gRPC server on first connect);
+3. with ``mode="server"``, a ``milvus-lite server`` subprocess on a free local port,
+   reached as a Milvus server (``milvus://127.0.0.1:PORT``): the server code path of
+   the adapter, and several processes can share it.
+
+Everything started here is stopped, and its folder removed, when the context exits.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+from vectorport.testing import url_from_env
+
+Mode = Literal["file", "server"]
+_START_TIMEOUT = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log_path: str) -> None:
+    deadline = time.monotonic() + _START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            with open(log_path, encoding="utf-8", errors="replace") as log:
+                raise RuntimeError(f"milvus-lite server exited early:\n{log.read()[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"milvus-lite server did not listen on port {port} within "
+                       f"{_START_TIMEOUT:.0f} s")
+
+
+@contextmanager
+def _lite_file(folder: str) -> Iterator[str]:
+    path = os.path.join(folder, "vectorport.db")
+    try:
+        yield f"milvus://{path}"
+    finally:
+        try:
+            from milvus_lite.server_manager import (  # type: ignore[import-untyped]
+                server_manager_instance,
+            )
+        except ImportError:  # pragma: no cover - milvus-lite 2.x has another manager
+            return
+        server_manager_instance.release_server(path)
+
+
+@contextmanager
+def _lite_server(folder: str) -> Iterator[str]:
+    port = _free_port()
+    log_path = os.path.join(folder, "server.log")
+    command = [sys.executable, "-m", "milvus_lite", "server",
+               "--data-dir", os.path.join(folder, "data"), "--host", "127.0.0.1",
+               "--port", str(port)]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_for_port(port, process, log_path)
+        yield f"milvus://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def milvus_url(mode: Mode = "file") -> Iterator[str]:
+    """A ``milvus://`` URL of a running Milvus, for the length of the ``with`` block."""
+    configured = url_from_env("milvus")
+    if configured:
+        yield configured
+        return
+    folder = tempfile.mkdtemp(prefix="vectorport-milvus-")
+    try:
+        starter = _lite_server if mode == "server" else _lite_file
+        with starter(folder) as url:
+            yield url
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+__all__ = ["milvus_url"]

@@ -1,0 +1,386 @@
+"""Milvus-specific behaviour beyond the conformance suite, on milvus-lite.
+
+Expected results come from the oracle and the reference query. Covered here: URLs and
+credentials, index types and their parameters, the spec round trip, hints, list_ids,
+signed and zero sparse weights, zero-score tails, ties deeper than the first search,
+hybrid answers outside both native top lists, reopening a database, the server mode of
+the launcher, and the adapter's own limits.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vectorport
+from vectorport.conformance.base import assert_same_matches, canonical_records
+from vectorport.conformance.dataset import dataset_rows
+from vectorport.conformance.reference import reference_query
+from vectorport.core.config import parse_url
+from vectorport.core.errors import (
+    ConfigError,
+    IndexNotFoundError,
+    ValidationError,
+)
+from vectorport.core.filters import matches, parse_filter
+from vectorport.core.types import SparseVector
+
+pytest.importorskip("pymilvus")
+pytest.importorskip("milvus_lite")
+
+from vectorport.adapters.milvus.adapter import MilvusAdapter, _successor
+from vectorport.testing.milvus import milvus_url
+
+_names = (f"vp_milvus_{i}" for i in itertools.count())
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[vectorport.Store]:
+    with milvus_url() as url, vectorport.connect(url) as store:
+        yield store
+
+
+def _expected(index: vectorport.Index, rows: list[dict[str, Any]], **query: Any) -> Any:
+    records = canonical_records(rows, index.dimension)
+    return reference_query(records, index.spec.metric, top_k=len(records) + 1, **query)
+
+
+# -- URLs ---------------------------------------------------------------------------
+
+
+def test_lite_url_to_a_folder_uses_a_file_inside(tmp_path: Path) -> None:
+    adapter = MilvusAdapter.from_url(parse_url(f"milvus://{tmp_path}/data"))
+    try:
+        assert "data" in repr(adapter)
+        assert (tmp_path / "data").is_dir()
+    finally:
+        adapter.close()
+
+
+@pytest.mark.parametrize("url", [
+    "milvus://",
+    "milvus:///x.db?unknown=1",
+    "milvus:///x.db?timeout=soon",
+    "milvus:///x.db?token_env=VP_TEST_MILVUS_TOKEN",
+    "milvus+https://",
+    "milvus+https://host:1/some/path",
+    "milvus://u:p@host:1?token_env=VP_TEST_MILVUS_TOKEN",
+])
+def test_bad_urls_are_config_errors(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VP_TEST_MILVUS_TOKEN", "s3cret")
+    with pytest.raises(ConfigError) as info:
+        vectorport.connect(url)
+    assert "s3cret" not in str(info.value)
+
+
+def test_missing_token_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VP_TEST_MILVUS_TOKEN", raising=False)
+    with pytest.raises(ConfigError):
+        vectorport.connect("milvus://127.0.0.1:1?token_env=VP_TEST_MILVUS_TOKEN")
+
+
+def test_server_mode_with_a_masked_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VP_TEST_MILVUS_TOKEN", "root:s3cret-value")
+    with milvus_url(mode="server") as url:
+        if not url.startswith("milvus://127.0.0.1:"):
+            pytest.skip("VECTORPORT_TEST_MILVUS_URL is set")
+        with vectorport.connect(f"{url}?token_env=VP_TEST_MILVUS_TOKEN&timeout=30") as store:
+            assert "s3cret" not in repr(store.adapter)
+            index = store.create_index("vp_server_mode", 4, "euclidean")
+            rows = dataset_rows()[:8]
+            index.upsert(rows)
+            got = index.query([0.1, 0.2, 0.3, 0.4], top_k=3)
+            assert_same_matches(got, _expected(index, rows, vector=[0.1, 0.2, 0.3, 0.4]),
+                                1e-4, "server mode", 3)
+            store.delete_index("vp_server_mode")
+
+
+# -- lifecycle and index types --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("index_type", "params"), [
+    ("auto", {}), ("flat", {}), ("hnsw", {"m": 8, "ef_construction": 40}), ("ivf", {"lists": 4}),
+])
+def test_index_types_round_trip_and_answer_exactly(
+    store: vectorport.Store, index_type: str, params: dict[str, int]
+) -> None:
+    name = next(_names)
+    options = {"milvus": {"num_partitions": 4}, "other_backend": {"x": 1}}
+    index = store.create_index(name, 4, "cosine", index_type=index_type, index_params=params,
+                               backend_options=options)
+    try:
+        info = store.describe_index(name)
+        assert info.spec.index_type == index_type
+        assert dict(info.spec.index_params) == params
+        assert dict(info.spec.backend_options["milvus"]) == {"num_partitions": 4}
+        rows = dataset_rows()
+        index.upsert(rows)
+        query = [0.2, -0.4, 0.1, 0.3]
+        want = _expected(index, rows, vector=query)
+        hints: dict[str, int] = {"ef": 200} if index_type == "hnsw" else (
+            {"probes": 4} if index_type == "ivf" else {})
+        got = index.query(query, top_k=10, **hints)
+        assert_same_matches(got, want, 1e-4, index_type, 10)
+    finally:
+        store.delete_index(name)
+
+
+@pytest.mark.parametrize(("kwargs", "error"), [
+    ({"index_type": "hnsw", "index_params": {"lists": 4}}, ValidationError),
+    ({"index_type": "flat", "index_params": {"m": 4}}, ValidationError),
+    ({"backend_options": {"milvus": {"shards": 2}}}, ValidationError),
+    ({"backend_options": {"milvus": {"num_partitions": 0}}}, ValidationError),
+])
+def test_bad_index_options_are_refused(
+    store: vectorport.Store, kwargs: dict[str, Any], error: type[Exception]
+) -> None:
+    name = next(_names)
+    with pytest.raises(error):
+        store.create_index(name, 4, **kwargs)
+    assert name not in store.list_indexes()
+
+
+def test_unknown_query_options_are_refused(store: vectorport.Store) -> None:
+    index = store.create_index(next(_names), 4)
+    try:
+        index.upsert([("a", [1, 0, 0, 0])])
+        with pytest.raises(ValidationError):
+            index.query([1, 0, 0, 0], backend_options={"milvus": {"nprobe": 3}})
+        got = index.query([1, 0, 0, 0], backend_options={"milvus": {}}, consistency="eventual")
+        assert [m.id for m in got] == ["a"]
+    finally:
+        store.delete_index(index.name)
+
+
+def test_collections_not_made_by_vectorport_are_not_indexes(store: vectorport.Store) -> None:
+    client = store.adapter._client  # type: ignore[attr-defined]
+    client.create_collection("vp_foreign_collection", dimension=4)
+    try:
+        assert "vp_foreign_collection" not in store.list_indexes()
+        with pytest.raises(IndexNotFoundError):
+            store.describe_index("vp_foreign_collection")
+        with pytest.raises(IndexNotFoundError):
+            store.delete_index("vp_foreign_collection")
+    finally:
+        client.drop_collection("vp_foreign_collection")
+
+
+def test_an_index_dropped_elsewhere_is_not_found(store: vectorport.Store) -> None:
+    index = store.create_index(next(_names), 4)
+    store.adapter._client.drop_collection(index.name)  # type: ignore[attr-defined]
+    with pytest.raises(IndexNotFoundError):
+        index.query([1, 0, 0, 0])
+    with pytest.raises(IndexNotFoundError):
+        index.upsert([("a", [1, 0, 0, 0])])
+
+
+def test_reopening_a_database_loads_collections(tmp_path: Path) -> None:
+    url = f"milvus://{tmp_path}/reopen.db"
+    rows = dataset_rows()[:10]
+    with vectorport.connect(url) as store:
+        store.create_index("vp_reopen", 4, "dotproduct", sparse=True).upsert(rows)
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(str(tmp_path / "reopen.db"))
+    with vectorport.connect(url) as store:
+        index = store.index("vp_reopen")
+        assert index.spec.sparse and index.count() == 10
+        got = index.query([0.1, 0.2, 0.3, 0.4], top_k=3)
+        assert_same_matches(got, _expected(index, rows, vector=[0.1, 0.2, 0.3, 0.4]),
+                            1e-4, "reopened", 3)
+    server_manager_instance.release_server(str(tmp_path / "reopen.db"))
+
+
+# -- data ---------------------------------------------------------------------------
+
+
+def test_documents_beyond_the_varchar_limit_write_nothing(store: vectorport.Store) -> None:
+    index = store.create_index(next(_names), 4)
+    try:
+        fits = "é" * 32_767  # 65,534 UTF-8 bytes
+        index.upsert([{"id": "fits", "vector": [1, 0, 0, 0], "document": fits}])
+        too_big = "é" * 32_768
+        with pytest.raises(ValidationError):
+            index.upsert([{"id": "a", "vector": [1, 0, 0, 0]},
+                          {"id": "b", "vector": [1, 0, 0, 0], "document": too_big}])
+        assert index.count() == 1
+        assert index.fetch(["fits"])["fits"].document == fits
+    finally:
+        store.delete_index(index.name)
+
+
+def test_metadata_at_the_size_limit_fits(store: vectorport.Store) -> None:
+    index = store.create_index(next(_names), 4)
+    try:
+        # Many tiny keys: the layout's tags add the most to these.
+        metadata: dict[str, Any] = {f"k{i}": i % 10 for i in range(3_500)}
+        metadata["tags"] = ["x" * 2_000, "y" * 2_000]
+        index.upsert([{"id": "big", "vector": [1, 0, 0, 0], "metadata": metadata}])
+        got = index.fetch(["big"])["big"].metadata
+        assert dict(got) == {**metadata, "tags": ("x" * 2_000, "y" * 2_000)}
+        assert index.count(filter={"k3499": 9, "tags": {"$gt": "x"}}) == 1
+    finally:
+        store.delete_index(index.name)
+
+
+def test_ties_deeper_than_the_first_search(store: vectorport.Store) -> None:
+    index = store.create_index(next(_names), 4, "dotproduct", index_type="flat")
+    try:
+        rows = [{"id": f"t{i:03d}", "vector": [1, 0, 0, 0]} for i in range(120)]
+        rows += [{"id": f"u{i:03d}", "vector": [2, 0, 0, 0]} for i in range(3)]
+        index.upsert(list(reversed(rows)))
+        got = index.query([1, 0, 0, 0], top_k=5)
+        assert [m.id for m in got] == ["u000", "u001", "u002", "t000", "t001"]
+        got = index.query([1, 0, 0, 0], top_k=50, min_score=1.0)
+        assert [m.id for m in got] == ["u000", "u001", "u002"] + [f"t{i:03d}" for i in range(47)]
+    finally:
+        store.delete_index(index.name)
+
+
+@pytest.fixture(scope="module")
+def sparse_index(store: vectorport.Store) -> Iterator[tuple[vectorport.Index, list[dict[str, Any]]]]:
+    index = store.create_index("vp_milvus_signed_sparse", 4, "dotproduct", sparse=True,
+                               index_type="flat")
+    rng = np.random.default_rng(7)
+    rows: list[dict[str, Any]] = []
+    for i in range(60):
+        k = int(rng.integers(1, 5))
+        indices = sorted({int(x) for x in rng.integers(0, 12, size=k)})
+        values = [float(np.round(rng.normal(0.2, 1.0), 3)) for _ in indices]
+        row: dict[str, Any] = {"id": f"s{i:02d}", "vector": [float(x) for x in
+                                                            np.round(rng.normal(size=4), 3)],
+                               "metadata": {"group": i % 3}}
+        if i % 7 != 3:
+            row["sparse"] = {"indices": indices, "values": values}
+        rows.append(row)
+    rows.append({"id": "zeros", "vector": [0, 0, 0, 1],
+                 "sparse": {"indices": [1, 5], "values": [0.0, 0.0]}})
+    rows.append({"id": "mixed-zero", "vector": [0, 0, 1, 0],
+                 "sparse": {"indices": [2, 3, 4], "values": [1.5, 0.0, -2.0]}})
+    index.upsert(rows)
+    yield index, rows
+    store.delete_index(index.name)
+
+
+def test_signed_and_zero_sparse_weights_round_trip(
+    sparse_index: tuple[vectorport.Index, list[dict[str, Any]]],
+) -> None:
+    index, rows = sparse_index
+    fetched = index.fetch([r["id"] for r in rows])
+    for want in canonical_records(rows):
+        got = fetched[want.id]
+        if want.sparse is None:
+            assert got.sparse is None, want.id
+        else:
+            assert got.sparse is not None and got.sparse.indices == want.sparse.indices
+            np.testing.assert_allclose(got.sparse.values, want.sparse.values, rtol=1e-6)
+
+
+@pytest.mark.parametrize(("query", "mode"), [
+    (SparseVector((1, 4, 9), (1.0, 0.5, 2.0)), "sparse"),
+    (SparseVector((0, 4, 7), (-1.0, 0.5, -0.25)), "sparse"),
+    (SparseVector((3, 10), (-1.0, -2.0)), "sparse"),
+    (SparseVector((1, 5), (0.0, 0.0)), "sparse"),
+    (SparseVector((1, 4, 9), (1.0, -0.5, 2.0)), "hybrid"),
+    (SparseVector((2, 6), (-3.0, 1.0)), "hybrid"),
+])
+@pytest.mark.parametrize("top_k", [3, 40, 70])
+@pytest.mark.parametrize("flt", [None, {"group": {"$ne": 1}}])
+def test_signed_sparse_and_hybrid_queries_are_exact(
+    sparse_index: tuple[vectorport.Index, list[dict[str, Any]]],
+    query: SparseVector, mode: str, top_k: int, flt: dict[str, Any] | None,
+) -> None:
+    index, rows = sparse_index
+    dense = [0.3, -0.2, 0.5, 0.1] if mode == "hybrid" else None
+    want = _expected(index, rows, vector=dense, sparse=query, filter=parse_filter(flt))
+    got = index.query(dense, sparse=query, top_k=top_k, filter=flt)
+    assert_same_matches(got, want, 1e-4, f"{mode} {query}", top_k)
+
+
+def test_hybrid_best_sum_outside_both_top_lists(store: vectorport.Store) -> None:
+    """The record with the best dense + sparse sum is in neither native top 16 list."""
+    index = store.create_index(next(_names), 2, "dotproduct", sparse=True, index_type="flat")
+    try:
+        rows: list[dict[str, Any]] = []
+        for i in range(40):  # strong dense, no sparse
+            rows.append({"id": f"d{i:02d}", "vector": [1.0 + i / 1000, 0.0]})
+        for i in range(40):  # strong sparse, weak dense
+            rows.append({"id": f"s{i:02d}", "vector": [0.0, 0.0],
+                         "sparse": {"indices": [1], "values": [1.0 + i / 1000]}})
+        rows.append({"id": "both", "vector": [0.9, 0.0],
+                     "sparse": {"indices": [1], "values": [0.9]}})
+        index.upsert(rows)
+        query = SparseVector((1,), (1.0,))
+        want = _expected(index, rows, vector=[1.0, 0.0], sparse=query)
+        got = index.query([1.0, 0.0], sparse=query, top_k=1)
+        assert [m.id for m in got] == ["both"]
+        assert_same_matches(got, want, 1e-6, "hybrid", 1)
+    finally:
+        store.delete_index(index.name)
+
+
+# -- namespaces and listing -----------------------------------------------------------
+
+
+def test_namespaces_sharing_prefixes_are_all_listed(store: vectorport.Store) -> None:
+    index = store.create_index(next(_names), 4)
+    try:
+        namespaces = ["", "a", "a-b", "a.b", "a_b", "a0", "ab", "Z", "9", "a-"]
+        for i, namespace in enumerate(namespaces):
+            index.upsert([(f"id{j}", [1, j, i, 0]) for j in range(i % 3 + 1)], namespace=namespace)
+        assert index.list_namespaces() == sorted(namespaces)
+        info = index.describe()
+        assert dict(info.namespaces) == {ns: i % 3 + 1 for i, ns in enumerate(namespaces)}
+        index.delete_namespace("a")
+        assert "a" not in index.list_namespaces() and index.count("a-b") == 3
+    finally:
+        store.delete_index(index.name)
+
+
+@pytest.fixture(scope="module")
+def listing_index(store: vectorport.Store) -> Iterator[tuple[vectorport.Index, list[str]]]:
+    index = store.create_index("vp_milvus_listing", 4)
+    ids = ["a", "a/b", "ab", "a'b", 'a"b', "a\\b", "b", "é", "日本", "🙂", "z" * 512,
+           "\U0010ffff", "\U0010ffffx", "pre", "pre-1", "pre/2", "pre\n3", "prf"]
+    ids += [f"n{i:03d}" for i in range(40)]
+    index.upsert([{"id": rid, "vector": [1, i, 0, 0], "metadata": {"i": i}}
+                  for i, rid in enumerate(ids)], namespace="list-ns")
+    index.upsert([("a", [1, 0, 0, 0]), ("pre-x", [1, 0, 0, 0])], namespace="other")
+    yield index, ids
+    store.delete_index(index.name)
+
+
+@pytest.mark.parametrize("limit", [1, 7, 100])
+@pytest.mark.parametrize("prefix", [None, "pre", "a", "\U0010ffff", "n0", "nothing"])
+@pytest.mark.parametrize("flt", [None, {"i": {"$gte": 10}}])
+def test_list_ids_pages_in_order(
+    listing_index: tuple[vectorport.Index, list[str]], limit: int, prefix: str | None,
+    flt: dict[str, Any] | None,
+) -> None:
+    index, ids = listing_index
+    assert isinstance(index, vectorport.ListableIndex)
+    node = parse_filter(flt)
+    want = sorted(rid for i, rid in enumerate(ids)
+                  if (prefix is None or rid.startswith(prefix)) and matches(node, {"i": i}))
+    got: list[str] = []
+    cursor = None
+    while True:
+        page = index.list_ids("list-ns", prefix=prefix, filter=flt, limit=limit, cursor=cursor)
+        assert len(page.ids) <= limit
+        got.extend(page.ids)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert got == want
+
+
+def test_successor_bounds_every_string_with_the_prefix() -> None:
+    assert _successor("ab") == "ac"
+    assert _successor("a\U0010ffff") == "b"
+    assert _successor("\U0010ffff") is None
+    assert _successor("a\ud7ff") == "a\ue000"

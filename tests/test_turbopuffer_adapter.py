@@ -1,0 +1,323 @@
+"""The turbopuffer adapter beyond the conformance suite: naming, configuration, secrets,
+patch, id listing, options, retries and the exactness of numeric filters across the
+int / float columns. Everything runs through the official SDK against the emulator;
+expected results come from the filter oracle or from the contract's rules.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("turbopuffer")
+
+import vectorport
+from vectorport.adapters.turbopuffer.filters import FilterCompiler
+from vectorport.adapters.turbopuffer.naming import (
+    MAX_NATIVE_ID_BYTES,
+    Names,
+    field_columns,
+    native_id,
+    parse_column,
+)
+from vectorport.core.errors import (
+    BackendError,
+    ConfigError,
+    TransientBackendError,
+    UnsupportedFeatureError,
+    ValidationError,
+)
+from vectorport.core.filters import matches, parse_filter
+from vectorport.core.retry import NO_RETRY
+from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store
+from vectorport.testing.emulators.http import EmulatorServer, Faults
+from vectorport.testing.emulators.turbopuffer import DEFAULT_API_KEY, running
+
+KEY_ENV = "VECTORPORT_TEST_TURBOPUFFER_ADAPTER_KEY"
+INDEX_NAMES = st.from_regex(r"\A[a-z][a-z0-9_]{2,44}\Z")
+NAMESPACES = st.just("") | st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
+NATIVE_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9\-_.]{1,128}$")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[EmulatorServer]:
+    with running() as srv:
+        yield srv
+
+
+def connect(server: EmulatorServer, **extra: str) -> Store:
+    os.environ[KEY_ENV] = DEFAULT_API_KEY
+    options = "".join(f"&{k}={v}" for k, v in extra.items())
+    return vectorport.connect(f"turbopuffer://?base_url={server.url}&api_key_env={KEY_ENV}{options}")
+
+
+@pytest.fixture(scope="module")
+def store(server: EmulatorServer) -> Iterator[Store]:
+    with connect(server) as s:
+        yield s
+
+
+@pytest.fixture
+def index(store: Store) -> Iterator[Index]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield store.create_index(name, 2, "cosine")
+    store.delete_index(name, missing_ok=True)
+
+
+# -- naming ---------------------------------------------------------------------------
+
+@given(index=INDEX_NAMES, other=INDEX_NAMES, namespace=NAMESPACES)
+def test_namespace_names_are_reversible_and_separate(index: str, other: str, namespace: str) -> None:
+    names = Names()
+    native = names.namespace(index, namespace)
+    assert NATIVE_NAMESPACE_RE.match(native)
+    assert names.parse(native) == (index, namespace)
+    assert native.startswith(names.index_prefix(other)) == (index == other)
+    assert names.parse(names.catalog) is None
+
+
+@given(st.text(min_size=1, max_size=200).filter(lambda s: "\x00" not in s))
+def test_native_ids_fit_and_stay_distinct(record_id: str) -> None:
+    try:
+        record_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    native = native_id(record_id)
+    assert len(native.encode("utf-8")) <= MAX_NATIVE_ID_BYTES
+    short = len(record_id.encode("utf-8")) <= MAX_NATIVE_ID_BYTES and not record_id.startswith("~")
+    assert (native == record_id) == short
+    assert native_id(record_id + "x") != native
+
+
+def test_metadata_columns_are_reversible() -> None:
+    for kind, name in field_columns("year").items():
+        assert parse_column(name) == (kind, "year")
+    assert parse_column("vp_id") is None and parse_column("vp_doc") is None
+    assert parse_column("vector") is None
+
+
+def test_long_and_awkward_ids_roundtrip(index: Index) -> None:
+    awkward = ["~starts-with-tilde", "x" * 512, "é" * 40, "plain", "a'b\"c", "🙂" * 20]
+    index.upsert([(rid, [1, i], {"n": i}) for i, rid in enumerate(awkward)])
+    assert sorted(index.fetch(awkward)) == sorted(awkward)
+    assert {m.id for m in index.query([1, 0], top_k=10)} == set(awkward)
+    assert isinstance(index, ListableIndex)
+    assert list(index.iter_ids(page_size=2)) == sorted(awkward)
+    index.delete(["x" * 512, "~starts-with-tilde"])
+    assert sorted(index.fetch(awkward)) == sorted(set(awkward) - {"x" * 512, "~starts-with-tilde"})
+
+
+# -- configuration and secrets -------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    "turbopuffer://",
+    "turbopuffer://?region=gcp-us-central1&base_url=http://127.0.0.1:1",
+    "turbopuffer://host?region=gcp-us-central1",
+    "turbopuffer://?region=gcp-us-central1&colour=blue",
+    "turbopuffer://?base_url=http://127.0.0.1:1&api_key=k&prefix=has/slash",
+    "turbopuffer://?base_url=http://127.0.0.1:1&api_key=k&timeout=soon",
+    "turbopuffer://?base_url=http://127.0.0.1:1&api_key_env=VECTORPORT_NO_SUCH_VARIABLE",
+])
+def test_bad_urls_are_config_errors(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TURBOPUFFER_API_KEY", raising=False)
+    with pytest.raises(ConfigError):
+        vectorport.connect(url)
+
+
+def test_missing_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TURBOPUFFER_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="API key"):
+        vectorport.connect("turbopuffer://?region=gcp-us-central1")
+
+
+def test_the_api_key_never_leaks(server: EmulatorServer) -> None:
+    secret = "tpuf_SECRET_" + uuid.uuid4().hex
+    with vectorport.connect(f"turbopuffer://?base_url={server.url}&api_key={secret}",
+                            retry=NO_RETRY) as wrong:
+        assert secret not in repr(wrong) and secret not in repr(wrong.adapter)
+        with pytest.raises(BackendError) as info:
+            wrong.list_indexes()
+        assert "401" in str(info.value)
+        assert secret not in str(info.value) and secret not in repr(info.value)
+        assert secret not in str(info.value.__cause__)
+    with pytest.raises(ConfigError) as config:
+        vectorport.connect(f"turbopuffer://?base_url={server.url}&api_key={secret}&bogus=1")
+    assert secret not in str(config.value)
+
+
+# -- optional protocols --------------------------------------------------------------
+
+def test_patch(index: Index) -> None:
+    assert isinstance(index, PatchableIndex)
+    index.upsert([{"id": "p", "vector": [1, 0], "metadata": {"a": 1, "b": "x"},
+                   "document": "old"}])
+    assert index.patch("p", metadata={"a": "now a string", "b": None, "c": ("l1", "l2")},
+                       document="new")
+    got = index.fetch(["p"])["p"]
+    assert dict(got.metadata) == {"a": "now a string", "c": ("l1", "l2")}
+    assert got.document == "new"
+    assert index.count(filter={"a": 1}) == 0
+    assert index.count(filter={"a": "now a string"}) == 1
+    assert index.count(filter={"b": {"$exists": True}}) == 0
+    assert index.count(filter={"c": "l2"}) == 1
+    assert not index.patch("missing", metadata={"a": 1})
+    with pytest.raises(UnsupportedFeatureError):
+        index.patch("p", vector=[0, 1])
+    with pytest.raises(ValidationError):
+        index.patch("p", metadata={"long": "x" * 5000})
+
+
+def test_list_ids_pages_prefix_and_filter(index: Index) -> None:
+    assert isinstance(index, ListableIndex)
+    ids = [f"doc-{i:02d}" for i in range(25)] + ["other-1", "dod"]
+    index.upsert([(rid, [1, i], {"n": i}) for i, rid in enumerate(ids)])
+    assert list(index.iter_ids(page_size=4)) == sorted(ids)
+    assert list(index.iter_ids(prefix="doc-", page_size=10)) == sorted(ids[:25])
+    page = index.list_ids(prefix="doc-1", limit=3)
+    assert page.ids == ("doc-10", "doc-11", "doc-12") and page.next_cursor == "doc-12"
+    rest = index.list_ids(prefix="doc-1", limit=100, cursor=page.next_cursor)
+    assert rest.ids == tuple(f"doc-{i}" for i in range(13, 20)) and rest.next_cursor is None
+    assert list(index.iter_ids(filter={"n": {"$gte": 24}})) == ["doc-24", "dod", "other-1"]
+    assert index.list_ids(namespace="empty").ids == ()
+
+
+# -- options, consistency, limits ---------------------------------------------------------
+
+def test_exact_option_and_strict_backend_options(index: Index) -> None:
+    index.upsert([(f"e{i}", [1, i / 10]) for i in range(10)])
+    approx = [m.id for m in index.query([1, 0.3], top_k=3)]
+    exact = [m.id for m in index.query([1, 0.3], top_k=3,
+                                       backend_options={"turbopuffer": {"exact": True}})]
+    assert exact == approx
+    with pytest.raises(ValidationError):
+        index.query([1, 0], backend_options={"turbopuffer": {"ef": 10}})
+    with pytest.raises(ValidationError):
+        index.query([1, 0], backend_options={"turbopuffer": {"exact": "yes"}})
+
+
+def test_create_index_options(store: Store) -> None:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with pytest.raises(ValidationError):
+        store.create_index(name, 2, backend_options={"turbopuffer": {"shards": 2}})
+    created = store.create_index(name, 3, "euclidean",
+                                 backend_options={"pgvector": {"anything": 1}})
+    try:
+        assert store.describe_index(name).spec == created.spec
+    finally:
+        store.delete_index(name)
+    with pytest.raises(UnsupportedFeatureError):
+        store.create_index(name, 2, "dotproduct")
+
+
+def test_the_catalog_is_shared_by_connections(server: EmulatorServer, store: Store) -> None:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    store.create_index(name, 2, "euclidean").upsert([("a", [0, 1])], namespace="ns1")
+    with connect(server) as other:
+        info = other.describe_index(name)
+        assert (info.dimension, info.metric, dict(info.namespaces)) == (2, "euclidean", {"ns1": 1})
+        other.delete_index(name)
+    assert name not in store.list_indexes()
+    with connect(server, prefix="elsewhere.") as separate:
+        assert name not in separate.list_indexes()
+
+
+def test_strings_over_4_kib_are_refused_before_writing(index: Index) -> None:
+    with pytest.raises(ValidationError, match="4096"):
+        index.upsert([("ok", [1, 0]), ("big", [0, 1], {"text": "y" * 4097})])
+    assert index.count() == 0
+
+
+def test_eventual_consistency_is_passed_through() -> None:
+    faults = Faults(lag_seconds=0.3)
+    with running(faults=faults) as srv, connect(srv) as lagging:
+        idx = lagging.create_index("lagging", 2)
+        idx.upsert([("a", [1, 0])])
+        assert [m.id for m in idx.query([1, 0], consistency="strong")] == ["a"]
+        assert idx.query([1, 0], consistency="eventual") == []
+        time.sleep(0.35)
+        assert [m.id for m in idx.query([1, 0], consistency="eventual")] == ["a"]
+
+
+def test_transient_failures_are_retried_then_reported() -> None:
+    faults = Faults(error_rate=0.5, seed=11)
+    with running(faults=faults) as srv:
+        os.environ[KEY_ENV] = DEFAULT_API_KEY
+        url = f"turbopuffer://?base_url={srv.url}&api_key_env={KEY_ENV}"
+        with vectorport.connect(url, retry=NO_RETRY) as flaky:
+            idx = flaky.create_index("flaky_index", 2)
+            idx.upsert([("a", [1, 0])], namespace="n")
+            assert flaky.describe_index("flaky_index").count == 1
+            faults.error_rate = 1.0
+            with pytest.raises(TransientBackendError) as info:
+                idx.count("n")
+            assert re.search(r"HTTP (429|503)", str(info.value))
+            faults.error_rate = 0.5
+            flaky.delete_index("flaky_index")
+            assert flaky.list_indexes() == []
+
+
+# -- filters --------------------------------------------------------------------------
+
+def test_range_clauses_exclude_missing_values() -> None:
+    compiled = FilterCompiler(set(field_columns("x").values())).compile(
+        parse_filter({"x": {"$lt": 3}}))
+    assert compiled == ["Or", [
+        ["And", [["i__x", "NotEq", None], ["i__x", "Lt", 3]]],
+        ["And", [["f__x", "NotEq", None], ["f__x", "Lt", 3.0]]],
+    ]]
+
+
+def test_fields_absent_from_the_schema_fold_to_constants(index: Index) -> None:
+    index.upsert([("a", [1, 0], {"k": 1}), ("b", [0, 1])])
+    assert index.count(filter={"never_written": 1}) == 0
+    assert index.count(filter={"never_written": {"$ne": 1}}) == 2
+    assert index.count(filter={"never_written": {"$exists": False}}) == 2
+    assert index.count(filter={"$or": [{"never_written": 1}, {"k": 1}]}) == 1
+    index.delete(filter={"never_written": "x"})
+    assert index.count() == 2
+    assert [m.id for m in index.query([1, 0], filter={"nope": {"$gt": 0}})] == []
+
+
+NUMBERS = st.sampled_from([
+    0, 1, -1, 2, 2.0, 2.5, -2.5, 1e-9, 2**53, 2**53 + 1, 2**53 + 2, float(2**53),
+    float(2**53 + 2), 2**63 - 1, -(2**63), 9.3e18, -9.3e18, 1e300, 0.1, 3,
+])
+NUMERIC_OPS = st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"])
+
+
+@pytest.fixture(scope="module")
+def numeric_index(store: Store) -> Iterator[tuple[Index, list[dict[str, Any]]]]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    idx = store.create_index(name, 2)
+    values: list[Any] = [0, 1, -1, 2, 2.0, 2.5, -2.5, 1e-9, 2**53, 2**53 + 1, 2**53 + 2,
+                         float(2**53), float(2**53 + 2), 2**63 - 1, -(2**63), 0.1, 3, 1e300,
+                         True, False, "2", ["2", "x"]]
+    rows = [{"id": f"n{i}", "vector": [1, i], "metadata": {"v": v}} for i, v in enumerate(values)]
+    rows.append({"id": "missing", "vector": [1, 0], "metadata": {"other": 1}})
+    idx.upsert(rows)
+    yield idx, rows
+    store.delete_index(name, missing_ok=True)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(op=NUMERIC_OPS, operand=NUMBERS, more=st.lists(NUMBERS, max_size=2))
+def test_numeric_filters_are_exact_across_int_and_float_columns(
+    numeric_index: tuple[Index, list[dict[str, Any]]], op: str, operand: Any, more: list[Any],
+) -> None:
+    idx, rows = numeric_index
+    value: Any = [operand, *more] if op in ("$in", "$nin") else operand
+    raw = {"v": {op: value}}
+    node = parse_filter(raw)
+    expected = {r["id"] for r in rows if matches(node, r["metadata"])}
+    assert idx.count(filter=raw) == len(expected), raw
+    got = {m.id for m in idx.query([1, 0], top_k=len(rows), filter=raw)}
+    assert got == expected, raw
