@@ -124,6 +124,7 @@ class PgvectorAdapter:
             settings.conninfo,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
+            timeout=settings.pool_timeout,
             kwargs=_CONNECTION_KWARGS,
             configure=_configure,
             name="vectorport-pgvector",

@@ -11,7 +11,8 @@ URL options: ``schema`` (default ``public``; created if missing), ``host`` (a ho
 or a socket directory, overriding the URL's), ``password_env`` (read the password
 from this environment variable; ``PGPASSWORD`` is also honoured by libpq),
 ``sslmode``, ``sslrootcert``, ``connect_timeout``, ``application_name``,
-``pool_min_size`` (1), ``pool_max_size`` (4).
+``pool_min_size`` (1), ``pool_max_size`` (4), ``pool_timeout`` (seconds to wait for a
+connection, 30).
 
 Creation options (``backend_options={"pgvector": {...}}``):
 
@@ -48,7 +49,7 @@ SCHEMA_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 URL_OPTIONS = frozenset({
     "schema", "host", "password_env", "sslmode", "sslrootcert", "connect_timeout",
-    "application_name", "pool_min_size", "pool_max_size",
+    "application_name", "pool_min_size", "pool_max_size", "pool_timeout",
 })
 _LIBPQ_PASSTHROUGH = ("sslmode", "sslrootcert", "connect_timeout", "application_name")
 
@@ -73,6 +74,7 @@ class ConnectionSettings:
     pool_min_size: int
     pool_max_size: int
     display: str
+    pool_timeout: float = 30.0
 
     def __repr__(self) -> str:
         return f"ConnectionSettings({self.display!r}, schema={self.schema!r})"
@@ -121,6 +123,7 @@ def connection_settings(url: ConnectionURL) -> ConnectionSettings:
         schema=validate_schema(url.option("schema", "public") or ""),
         pool_min_size=min_size,
         pool_max_size=max_size,
+        pool_timeout=_pool_timeout(url),
         display=url.redacted(),
     )
 
@@ -284,3 +287,14 @@ SESSION_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("ivfflat.iterative_scan", "relaxed_order"),
 )
 """Set once per pooled connection: filtered ANN queries keep scanning until top_k."""
+
+
+def _pool_timeout(url: ConnectionURL) -> float:
+    raw = url.option("pool_timeout")
+    try:
+        seconds = 30.0 if raw is None else float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 3600:
+        raise ConfigError(f"pool_timeout={raw!r} must be a number of seconds in (0, 3600)")
+    return seconds

@@ -1,0 +1,366 @@
+"""The ``chroma`` adapter: Chroma 1.x in process (persistent or in memory) or over HTTP.
+
+**Namespaces: one Chroma collection per (index, namespace).** Why not one collection
+with a namespace field: Chroma ids are unique per collection, so a shared collection
+would need composite ids; every query and count would carry an extra ``where`` clause;
+listing namespaces would read every record's metadata; and deleting a namespace would be
+a filtered delete. With a collection per namespace, isolation is the engine's own,
+counting is ``count()``, listing namespaces is listing collections, and each namespace
+has its own HNSW graph. The cost is one collection per namespace in use.
+
+**Index names ↔ collection names** (:mod:`.naming`): index ``docs`` owns the catalog
+collection ``docs.vp``, which holds no records and keeps the index spec in its metadata
+(:mod:`.catalog`), so an index exists without data and ``describe_index`` round-trips
+dimension, metric, sparse flag, index type and parameters; and one data collection per
+namespace, ``docs.vp.ns-<escaped namespace>-data`` (``docs.vp.ns--data`` for ``""``),
+created on the first write. Deleting an index drops the catalog first, so the index is
+gone at once; data left by an interrupted delete is purged when the name is reused.
+
+**Upsert replaces.** Chroma's ``upsert`` merges metadata keys into the stored record and
+keeps a stored document when none is given. The adapter reads the stored metadata of
+the batch's ids first, then upserts the new metadata with every other stored key set to
+``None`` (Chroma's way to delete a key), in one atomic upsert, so a failure leaves the
+old or the new records, never a mix. Records whose stored document must go (the new
+record has none) are deleted and written again, since Chroma cannot clear a document:
+that rare case is two steps. Two clients upserting the same id at once may merge keys.
+
+**Collections are emptied before they are dropped**, because Chroma 1.5 leaks the list
+metadata of dropped collections into new records (:mod:`.dropping`).
+
+**Queries.** Filters compile to Chroma ``where`` clauses exactly or raise
+(:mod:`.filters`, over the reserved key lists of :mod:`.metadata`); scores and the
+tie-aware top_k are in :mod:`.results`. Documents are Chroma documents; the ``chroma``
+query options (``where_document``, ``where``) are in :mod:`.options`. Many queries go to
+Chroma in one call (:meth:`ChromaAdapter.query_many`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from chromadb.api.models.Collection import Collection
+
+from vectorport.adapters.chroma import naming
+from vectorport.adapters.chroma.capabilities import CHROMA_CAPABILITIES
+from vectorport.adapters.chroma.catalog import (
+    catalog_metadata,
+    data_metadata,
+    is_catalog,
+    spec_of,
+)
+from vectorport.adapters.chroma.connection import Connection, connect
+from vectorport.adapters.chroma.dropping import clear_collection, drop_collection
+from vectorport.adapters.chroma.errors import chroma_errors, is_already_exists, is_not_found
+from vectorport.adapters.chroma.filters import CompiledFilter, combine, compile_filter
+from vectorport.adapters.chroma.metadata import decode_metadata, encode_metadata, replacing
+from vectorport.adapters.chroma.options import (
+    check_index_spec,
+    collection_configuration,
+    query_options,
+)
+from vectorport.adapters.chroma.results import QueryRow, best, records_of, settled
+from vectorport.core.capabilities import Capabilities
+from vectorport.core.config import ConnectionURL
+from vectorport.core.errors import IndexExistsError, IndexNotFoundError, UnsupportedFeatureError
+from vectorport.core.filters.ast import Filter
+from vectorport.core.types import (
+    DenseMatrix,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    Metric,
+    QueryRequest,
+    Record,
+    RecordPatch,
+)
+
+CHUNK = 1_000
+"""Ids per ``get``/``delete`` call, well under Chroma's batch limit."""
+
+
+def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(items), CHUNK):
+        yield list(items[start:start + CHUNK])
+
+
+class ChromaAdapter:
+    """Chroma through ``chromadb``: one collection per namespace, plus a catalog."""
+
+    backend: ClassVar[str] = "chroma"
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._client = connection.client
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> ChromaAdapter:
+        return cls(connect(url))
+
+    def __repr__(self) -> str:
+        return f"ChromaAdapter({self._connection.where!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CHROMA_CAPABILITIES
+
+    def close(self) -> None:
+        self._connection.close()
+
+    # -- collections ------------------------------------------------------------------
+
+    def _get(self, name: str) -> Collection | None:
+        try:
+            return self._client.get_collection(name, embedding_function=None)
+        except Exception as exc:
+            if is_not_found(exc):
+                return None
+            raise
+
+    def _catalog(self, index: str) -> Collection:
+        catalog = self._get(naming.catalog_collection(index))
+        if catalog is None or not is_catalog(catalog.metadata):
+            raise IndexNotFoundError(index)
+        return catalog
+
+    def _data(self, index: IndexSpec, namespace: str, *, create: bool) -> Collection | None:
+        """The namespace's collection, or ``None`` while it has none and ``create`` is
+        off; ``IndexNotFoundError`` when the index itself is gone."""
+        name = naming.data_collection(index.name, namespace)
+        found = self._get(name)
+        if found is not None:
+            return found
+        self._catalog(index.name)
+        if not create:
+            return None
+        return self._client.get_or_create_collection(
+            name,
+            configuration=collection_configuration(index),  # type: ignore[arg-type]
+            metadata=data_metadata(index.name, namespace),
+            embedding_function=None,
+        )
+
+    def _data_collections(self, index: str) -> dict[str, Collection]:
+        """Every data collection of ``index``, by namespace."""
+        found: dict[str, Collection] = {}
+        for collection in self._client.list_collections():
+            namespace = naming.namespace_of_data(index, collection.name)
+            if namespace is not None:
+                found[namespace] = collection
+        return found
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def create_index(self, spec: IndexSpec) -> None:
+        check_index_spec(spec)
+        if spec.sparse:
+            raise UnsupportedFeatureError(self.backend, "sparse vectors")
+        with chroma_errors("create_index"):
+            try:
+                self._client.create_collection(
+                    naming.catalog_collection(spec.name),
+                    metadata=catalog_metadata(spec),
+                    embedding_function=None,
+                )
+            except Exception as exc:
+                if is_already_exists(exc):
+                    raise IndexExistsError(spec.name) from None
+                raise
+            for collection in self._data_collections(spec.name).values():
+                drop_collection(self._client, collection.name)  # orphans of a past delete
+
+    def describe_index(self, name: str) -> IndexInfo:
+        with chroma_errors("describe_index"):
+            spec = spec_of(self._catalog(name).metadata or {})
+            counts = {ns: c.count() for ns, c in self._data_collections(name).items()}
+        counts = {ns: n for ns, n in counts.items() if n}
+        return IndexInfo(spec=spec, count=sum(counts.values()), namespaces=counts)
+
+    def list_indexes(self) -> list[str]:
+        with chroma_errors("list_indexes"):
+            return [
+                index for collection in self._client.list_collections()
+                if (index := naming.index_of_catalog(collection.name)) is not None
+                and is_catalog(collection.metadata)
+            ]
+
+    def delete_index(self, name: str) -> None:
+        with chroma_errors("delete_index"):
+            self._catalog(name)
+            try:
+                self._client.delete_collection(naming.catalog_collection(name))
+            except Exception as exc:
+                if is_not_found(exc):
+                    raise IndexNotFoundError(name) from None
+                raise
+            for collection in self._data_collections(name).values():
+                drop_collection(self._client, collection.name)
+
+    # -- writes -----------------------------------------------------------------------
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        if not records:
+            return
+        with chroma_errors("upsert"):
+            collection = self._data(index, namespace, create=True)
+            assert collection is not None
+            ids = [r.id for r in records]
+            stored = collection.get(ids=ids, include=["metadatas", "documents"])
+            old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
+            old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
+            renew = [r.id for r in records
+                     if r.document is None and old_document.get(r.id) is not None]
+            if renew:  # Chroma cannot clear a document: write these records afresh
+                collection.delete(ids=renew)
+                for rid in renew:
+                    old_metadata.pop(rid, None)
+            metadatas = [replacing(encode_metadata(r.metadata), old_metadata.get(r.id))
+                         for r in records]
+            documents = [r.document for r in records]
+            collection.upsert(
+                ids=ids,
+                embeddings=np.stack([r.vector for r in records]),
+                metadatas=metadatas if any(m is not None for m in metadatas) else None,  # type: ignore[arg-type]
+                documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
+            )
+
+    def delete(
+        self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
+    ) -> None:
+        compiled = compile_filter(filter) if ids is None else None
+        with chroma_errors("delete"):
+            collection = self._data(index, namespace, create=False)
+            if collection is None:
+                return
+            if ids is not None:
+                for chunk in _chunks(ids):
+                    collection.delete(ids=chunk)
+            elif compiled is not None and not compiled.matches_nothing:
+                if compiled.where is None:
+                    clear_collection(collection)
+                else:
+                    collection.delete(where=compiled.where)
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        with chroma_errors("delete_namespace"):
+            self._catalog(index.name)
+            drop_collection(self._client, naming.data_collection(index.name, namespace))
+
+    def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
+        if patch.sparse is not None:
+            raise UnsupportedFeatureError(self.backend, "sparse vectors")
+        with chroma_errors("patch"):
+            collection = self._data(index, namespace, create=False)
+            if collection is None:
+                return False
+            stored = collection.get(ids=[patch.id], include=["metadatas"])
+            if not stored["ids"]:
+                return False
+            old = stored["metadatas"][0] if stored["metadatas"] else None
+            metadata = {k: v for k, v in decode_metadata(old).items()
+                        if k not in patch.unset_metadata}
+            metadata.update(patch.set_metadata)
+            changes = replacing(encode_metadata(metadata), old)
+            collection.update(
+                ids=[patch.id],
+                embeddings=(None if patch.vector is None
+                            else np.stack([patch.vector]).astype(np.float32)),
+                metadatas=[changes] if changes is not None else None,
+                documents=[patch.document] if patch.document is not None else None,
+            )
+            return True
+
+    # -- reads ------------------------------------------------------------------------
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        with chroma_errors("fetch"):
+            collection = self._data(index, namespace, create=False)
+            if collection is None:
+                return []
+            return [
+                record
+                for chunk in _chunks(ids)
+                for record in records_of(collection.get(
+                    ids=chunk, include=["embeddings", "metadatas", "documents"]))
+            ]
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        compiled = compile_filter(filter)
+        with chroma_errors("count"):
+            collection = self._data(index, namespace, create=False)
+            if collection is None or compiled.matches_nothing:
+                return 0
+            if compiled.where is None:
+                return collection.count()
+            return len(collection.get(where=compiled.where, include=[])["ids"])
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        with chroma_errors("list_namespaces"):
+            self._catalog(index.name)
+            return [ns for ns, c in self._data_collections(index.name).items() if c.count()]
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        if request.vector is None:
+            raise UnsupportedFeatureError(self.backend, "sparse vectors")
+        return self._query(index, request, request.vector[np.newaxis, :], "query")[0]
+
+    def query_many(
+        self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix
+    ) -> list[list[Match]]:
+        """Every row in one Chroma query: Chroma takes many query embeddings at once."""
+        return self._query(index, request, vectors, "query_many")
+
+    def _query(self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix,
+               operation: str) -> list[list[Match]]:
+        options = query_options(request.options_for(self.backend))
+        compiled = combine(compile_filter(request.filter), compile_filter(options.where))
+        with chroma_errors(operation):
+            collection = self._data(index, request.namespace, create=False)
+            if collection is None or compiled.matches_nothing:
+                return [[] for _ in range(len(vectors))]
+            return self._nearest(collection, index.metric, request, vectors, compiled,
+                                 options.where_document)
+
+    def _nearest(
+        self,
+        collection: Collection,
+        metric: Metric,
+        request: QueryRequest,
+        vectors: DenseMatrix,
+        compiled: CompiledFilter,
+        where_document: dict[str, Any] | None,
+    ) -> list[list[Match]]:
+        """Each row's top_k; rows whose answer is not yet :func:`settled` are asked
+        again, together, for twice as many neighbours."""
+        include = ["distances"]
+        if request.include.metadata:
+            include.append("metadatas")
+        if request.include.documents:
+            include.append("documents")
+        if request.include.vectors:
+            include.append("embeddings")
+        answers: list[list[Match]] = [[] for _ in range(len(vectors))]
+        pending = list(range(len(vectors)))
+        asked = request.top_k + 1
+        while pending:
+            result = collection.query(
+                query_embeddings=vectors[pending],
+                n_results=asked,
+                where=compiled.where,
+                where_document=where_document,  # type: ignore[arg-type]
+                include=include,  # type: ignore[arg-type]
+            )
+            unsettled = []
+            for row, position in enumerate(pending):
+                neighbours = QueryRow.of(result, row)
+                scores = neighbours.scores(metric)
+                if settled(scores, asked, request):
+                    answers[position] = best(
+                        [neighbours.match(i, s, request) for i, s in enumerate(scores)],
+                        request)
+                else:
+                    unsettled.append(position)
+            pending = unsettled
+            asked *= 2
+        return answers

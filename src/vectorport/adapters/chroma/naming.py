@@ -1,0 +1,96 @@
+"""Index and namespace names ↔ Chroma collection names.
+
+Chroma collection names must be 3–512 characters of ``[a-zA-Z0-9._-]``, start and end
+with a letter or digit, hold no ``..`` and not look like an IPv4 address. Every
+vectorport index owns:
+
+- one *catalog* collection ``<index>.vp``: no records, its metadata holds the index
+  spec, so an index exists (and round-trips through ``describe_index``) even with no data;
+- one *data* collection per namespace ``<index>.vp.ns-<escaped namespace>-data``.
+
+Index names (``^[a-z][a-z0-9_]{2,44}$``) hold no ``.``, so the text before the first
+``.`` is always the index, and no index's collections can be mistaken for another's.
+Namespaces (``^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$``, or ``""``) may hold ``..`` or end in
+``.``/``-``, which Chroma refuses, so they are escaped with ``_`` as the escape
+character: ``_`` → ``__`` and ``.`` → ``_d``. The escape is a prefix code (readable for
+ordinary names: ``tenant-42`` stays ``tenant-42``), hence one-to-one, and its output
+has no ``.`` at all. The fixed ``-data`` suffix makes every name end in a letter; the
+longest name is well under 512 characters.
+"""
+
+from __future__ import annotations
+
+CATALOG_SUFFIX = ".vp"
+DATA_INFIX = ".vp.ns-"
+DATA_SUFFIX = "-data"
+
+
+def catalog_collection(index: str) -> str:
+    """The collection that holds ``index``'s spec (and no records)."""
+    return f"{index}{CATALOG_SUFFIX}"
+
+
+def data_collection(index: str, namespace: str) -> str:
+    """The collection that holds ``index``'s records in ``namespace``."""
+    return f"{index}{DATA_INFIX}{escape_namespace(namespace)}{DATA_SUFFIX}"
+
+
+def data_prefix(index: str) -> str:
+    """What every data collection of ``index`` (and no other index) starts with."""
+    return f"{index}{DATA_INFIX}"
+
+
+def index_of_catalog(collection: str) -> str | None:
+    """The index whose catalog this collection is, or ``None`` for any other name."""
+    if not collection.endswith(CATALOG_SUFFIX):
+        return None
+    index = collection[: -len(CATALOG_SUFFIX)]
+    return index if index and "." not in index else None
+
+
+def namespace_of_data(index: str, collection: str) -> str | None:
+    """The namespace of one of ``index``'s data collections, or ``None`` if it is not one."""
+    prefix = data_prefix(index)
+    if not (collection.startswith(prefix) and collection.endswith(DATA_SUFFIX)):
+        return None
+    if len(collection) < len(prefix) + len(DATA_SUFFIX):
+        return None
+    return unescape_namespace(collection[len(prefix): len(collection) - len(DATA_SUFFIX)])
+
+
+def escape_namespace(namespace: str) -> str:
+    return namespace.replace("_", "__").replace(".", "_d")
+
+
+def unescape_namespace(escaped: str) -> str | None:
+    """The inverse of :func:`escape_namespace`; ``None`` for text it never produces."""
+    out: list[str] = []
+    i = 0
+    while i < len(escaped):
+        char = escaped[i]
+        if char == ".":
+            return None
+        if char != "_":
+            out.append(char)
+            i += 1
+            continue
+        following = escaped[i + 1: i + 2]
+        if following == "_":
+            out.append("_")
+        elif following == "d":
+            out.append(".")
+        else:
+            return None
+        i += 2
+    return "".join(out)
+
+
+__all__ = [
+    "catalog_collection",
+    "data_collection",
+    "data_prefix",
+    "escape_namespace",
+    "index_of_catalog",
+    "namespace_of_data",
+    "unescape_namespace",
+]
