@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from vectorport.core.errors import VectorportError
 from vectorport.core.registry import default_registry
 from vectorport.core.store import connect
+from vectorport.workspace.cli import add_parser as add_workspace_parser
 
 _CAPABILITY_COLUMNS = ("metrics", "sparse", "hybrid", "hints", "consistency", "patch",
                        "list_ids", "max_top_k", "max_batch_size")
@@ -108,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default="docs/capabilities.md")
     p.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[])
     p.set_defaults(func=cmd_matrix)
+
+    add_workspace_parser(sub)
     return parser
 
 

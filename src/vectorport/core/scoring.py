@@ -46,7 +46,10 @@ def hybrid_scale(
 ) -> tuple[list[float], SparseVector]:
     """Weight a dense/sparse query pair: dense × alpha, sparse × (1 − alpha).
 
-    With "sum" hybrid scoring this gives ``alpha·dense_score + (1−alpha)·sparse_score``.
+    With "sum" hybrid scoring on a ``dotproduct`` index (as Pinecone requires for
+    hybrid) this gives ``alpha·dense_score + (1−alpha)·sparse_score``. Cosine and
+    euclidean scores do not scale with the query vector, so on those indexes weight
+    the scores instead (the agent query tool does).
     """
     if not 0.0 <= alpha <= 1.0:
         from vectorport.core.errors import ValidationError

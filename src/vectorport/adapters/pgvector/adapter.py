@@ -24,7 +24,7 @@ then :meth:`PgvectorAdapter.build_index` builds the ANN index with a large
 ``maintenance_work_mem`` in one go (``store.adapter.build_index(name)``).
 
 Native async (:class:`~vectorport.core.adapter.NativeAsyncAdapter`) uses psycopg's
-async connections from an ``AsyncConnectionPool`` (one per event loop).
+async connections from a small pool per event loop (see ``loop_pool``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,7 +41,7 @@ from psycopg import AsyncConnection, Connection
 from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import ConnectionPool
 
 from vectorport.adapters.pgvector import schema, statements
 from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
@@ -60,6 +59,7 @@ from vectorport.adapters.pgvector.jsonb import (
     decode_metadata,
     encode_metadata,
 )
+from vectorport.adapters.pgvector.loop_pool import LoopPool
 from vectorport.adapters.pgvector.options import (
     IVF_DEFAULT_LISTS,
     SESSION_DEFAULTS,
@@ -104,13 +104,6 @@ index re-created under the same name with another vector type cannot trip a cach
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-@dataclass(frozen=True, slots=True)
-class _AsyncPoolEntry:
-    loop: asyncio.AbstractEventLoop
-    pool: AsyncConnectionPool[Any]
-    opened: asyncio.Task[None]
-
-
 class PgvectorAdapter:
     """PostgreSQL + pgvector; see the module docstring for the layout."""
 
@@ -130,7 +123,7 @@ class PgvectorAdapter:
             name="vectorport-pgvector",
             open=True,
         )
-        self._async_pools: dict[int, _AsyncPoolEntry] = {}
+        self._async_pools: dict[int, LoopPool] = {}
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> PgvectorAdapter:
@@ -395,44 +388,32 @@ class PgvectorAdapter:
         """Close the sync pool. Async pools belong to their event loops: ``aclose()``
         (which ``AsyncStore.close`` calls) closes the current loop's."""
         self._pool.close()
+        for entry in self._async_pools.values():
+            entry.discard()
         self._async_pools.clear()
 
     # -- native async -----------------------------------------------------------------
 
-    async def _async_pool(self) -> AsyncConnectionPool[Any]:
-        """This event loop's pool, opened once even when many tasks ask at once."""
+    def _async_pool(self) -> LoopPool:
+        """This event loop's connections; pools of loops that have closed are discarded."""
         loop = asyncio.get_running_loop()
         entry = self._async_pools.get(id(loop))
         if entry is None or entry.loop is not loop:
             for key, old in list(self._async_pools.items()):
                 if old.loop.is_closed():
+                    old.discard()
                     del self._async_pools[key]
-            pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-                self._settings.conninfo,
-                min_size=self._settings.pool_min_size,
-                max_size=self._settings.pool_max_size,
-                kwargs=_CONNECTION_KWARGS,
-                configure=_configure_async,
-                name="vectorport-pgvector-async",
-                open=False,
-            )
-            entry = _AsyncPoolEntry(loop, pool, loop.create_task(pool.open()))
+            entry = LoopPool(loop, self._settings.conninfo, self._settings.pool_max_size,
+                             _CONNECTION_KWARGS, _configure_async)
             self._async_pools[id(loop)] = entry
-        try:
-            await asyncio.shield(entry.opened)
-        except BaseException:
-            if self._async_pools.get(id(loop)) is entry:
-                del self._async_pools[id(loop)]  # the next call tries again
-            raise
-        return entry.pool
+        return entry
 
     @asynccontextmanager
     async def _aconnect(
         self, operation: str, index: str | None = None
     ) -> AsyncIterator[AsyncConnection[Any]]:
         try:
-            pool = await self._async_pool()
-            async with pool.connection() as conn:
+            async with self._async_pool().connection() as conn:
                 yield conn
         except VectorportError:
             raise
@@ -483,7 +464,7 @@ class PgvectorAdapter:
         loop = asyncio.get_running_loop()
         entry = self._async_pools.pop(id(loop), None)
         if entry is not None and entry.loop is loop:
-            await entry.pool.close()
+            await entry.close()
 
 
 # -- connection setup ------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""Every recall and workspace example runs, as a script, against the embedded default.
+
+The scripts use ``memory://`` stores or ``local://`` files in temporary folders, and run
+as separate processes (started together) with ``XDG_DATA_HOME`` in a temporary folder
+and no ``VECTORPORT_URL`` or ``DATABASE_URL``, so nothing touches the user's data. Each
+script checks its own claims with ``assert`` and ends by printing ``ok``; here we also
+check a few lines of what it shows.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "examples"
+
+EXPECTED_OUTPUT: dict[str, list[str]] = {
+    "recall/basic.py": [
+        "processor: semantic-recall / SemanticRecall",
+        "index: recall_hashing_embedder_384",
+        "[2024-05-01 09:02 UTC] user: Yes. My favourite coffee order is a flat white",
+    ],
+    "recall/advanced.py": [
+        "  -> assistant: You like a flat white.",
+        "  -> assistant: I don't know yet.",
+        "messages stored in 'breakfast': 4",
+    ],
+    "recall/cross_thread.py": [
+        'Conversation "Kitchen renovation" (thread kitchen), from 2024-05-01 09:00 UTC:',
+        "[memory]  assistant The plumber is booked for Friday at 10.",
+    ],
+    "recall/thread_scope.py": ["[memory]  user      The marketing budget is 40 thousand euros."],
+    "workspace/bm25.py": ["1.000  /notes/todo.txt  lines 2-2", "1.000  /docs/auth/flow.md"],
+    "workspace/vector.py": ["indexed 5 files with 5 embedder calls", "/support/faq/password.txt"],
+    "workspace/batch_embedder.py": ["indexed 13 files in batches of [4, 4, 4, 1]",
+                                    "best match: /docs/changelog-7.md"],
+    "workspace/hybrid.py": ["modes: ('bm25', 'vector', 'hybrid') default: hybrid",
+                            "(vector 0.426, bm25 1.000)"],
+    "workspace/custom_index_name.py": [
+        "search index: my_workspace_vectors -> vectorport index: my_workspace_vectors",
+        "refused: invalid search index name 'my-workspace'"],
+    "workspace/manual_index.py": ["category = api:", "/records/ticket-42"],
+    "workspace/auto_index.py": ["first run:  5 indexed",
+                                "second run: ('/docs/api.md',) indexed, 3 unchanged, 1 removed"],
+    "workspace/search.py": ["/support/faq/password.txt: 0.790",
+                            "bm25   'config.yaml'", "-> /notes/todo.txt"],
+}
+
+
+def test_every_example_is_listed() -> None:
+    scripts = {f"{p.parent.name}/{p.name}" for folder in ("recall", "workspace")
+               for p in (ROOT / folder).glob("*.py") if not p.name.startswith("_")}
+    assert scripts == set(EXPECTED_OUTPUT)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+    home = tmp_path_factory.mktemp("examples")
+    env = {k: v for k, v in os.environ.items() if k not in ("VECTORPORT_URL", "DATABASE_URL")}
+    env.update(XDG_DATA_HOME=str(home / "data"), HOME=str(home), PYTHONDONTWRITEBYTECODE="1",
+               TMPDIR=str(home / "tmp"))
+    (home / "tmp").mkdir()
+    started = {
+        name: subprocess.Popen([sys.executable, str(ROOT / name)], cwd=ROOT / Path(name).parent,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name in EXPECTED_OUTPUT
+    }
+    done = {}
+    for name, process in started.items():
+        out, err = process.communicate(timeout=120)
+        done[name] = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    assert not (home / "data" / "vectorport").exists(), "an example wrote to the user's data"
+    assert not any((home / "tmp").iterdir()), "an example left temporary files behind"
+    return done
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_OUTPUT))
+def test_example_runs(runs: dict[str, subprocess.CompletedProcess[str]], name: str) -> None:
+    run = runs[name]
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.rstrip().splitlines()[-1] == "ok"
+    for line in EXPECTED_OUTPUT[name]:
+        assert line in run.stdout, f"{line!r} not in the output of {name}:\n{run.stdout}"
