@@ -47,6 +47,15 @@ def _turbopuffer(tmp: Path) -> Iterator[str]:
         yield f"turbopuffer://?base_url={server.url}&api_key_env={EMULATOR_KEY_ENV}"
 
 
+@contextmanager
+def _pinecone(tmp: Path) -> Iterator[str]:
+    from vectorport.testing.emulators.pinecone import running
+
+    os.environ.setdefault(EMULATOR_KEY_ENV, "emulator-key")
+    with running(api_key=os.environ[EMULATOR_KEY_ENV]) as server:
+        yield f"pinecone://?api_key_env={EMULATOR_KEY_ENV}&host={server.url}"
+
+
 def _url(make: Callable[[Path], str]) -> Callable[[Path], AbstractContextManager[str]]:
     return lambda tmp: nullcontext(make(tmp))
 
@@ -61,6 +70,7 @@ ALL: list[Backend] = [
     Backend("chroma", _url(lambda tmp: f"chroma://{tmp / 'chroma'}")),
     Backend("milvus", _milvus),
     Backend("turbopuffer", _turbopuffer),
+    Backend("pinecone", _pinecone),
 ]
 
 

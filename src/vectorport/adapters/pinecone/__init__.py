@@ -1,1 +1,1 @@
-"""The pinecone adapter."""
+"""The pinecone adapter: Pinecone through the official ``pinecone`` SDK."""

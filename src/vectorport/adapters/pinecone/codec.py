@@ -1,0 +1,226 @@
+"""How vectorport's records are written into Pinecone and read back, exactly.
+
+Three gaps between the contract and Pinecone are closed here:
+
+- **Ids**: Pinecone takes ASCII ids only. Every character from ``~`` (0x7E) upwards is
+  written as ``~`` plus six hex digits of its code point; everything else passes as is.
+  The code is prefix-free and keeps code-point order, so prefixes (``list_ids``) and the
+  ascending id order survive the mapping. An id longer than 512 characters once escaped
+  cannot be stored (:class:`UnsupportedFeatureError`).
+- **Numbers**: Pinecone keeps every number as a 64-bit float. The reserved key
+  ``vp:int`` lists ``key=decimal`` for every int value, so ints come back as the exact
+  ints stored (beyond 2^53 too); every other number comes back as a float. The reserved
+  key ``vp:num`` lists the keys holding numbers, which lets a filter say "this field is
+  not a number" (needed for an exact ``$not`` over a range).
+- **Documents** live under the reserved key ``vp:doc``.
+
+Reserved keys contain ``:``, which user keys cannot (``^[A-Za-z_][A-Za-z0-9_]*$``), so
+no user key or filter can ever name them; they are removed before metadata is returned.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from vectorport.core.errors import UnsupportedFeatureError, ValidationError
+from vectorport.core.types import MetadataValue, Record, SparseVector
+
+BACKEND = "pinecone"
+RESERVED_PREFIX = "vp:"
+DOCUMENT_KEY = "vp:doc"
+NUMBER_KEYS = "vp:num"
+INT_VALUES = "vp:int"
+ESCAPE = "~"
+MAX_ID_LENGTH = 512
+MAX_METADATA_BYTES = 40 * 1024
+MAX_SPARSE_VALUES = 2048
+DEFAULT_NAMESPACE_NAMES = frozenset({"", "__default__"})
+
+
+def encode_id(rid: str) -> str:
+    """The ASCII id Pinecone stores for ``rid`` (order- and prefix-preserving)."""
+    if rid.isascii() and ESCAPE not in rid and "\x7f" not in rid:
+        return rid
+    return "".join(c if ord(c) < 0x7E else f"{ESCAPE}{ord(c):06x}" for c in rid)
+
+
+def try_encode_id(rid: str) -> str | None:
+    """The stored form of ``rid``, or ``None`` when it cannot exist in Pinecone."""
+    wire = encode_id(rid)
+    return wire if len(wire) <= MAX_ID_LENGTH else None
+
+
+def encode_id_checked(rid: str) -> str:
+    wire = encode_id(rid)
+    if len(wire) > MAX_ID_LENGTH:
+        raise UnsupportedFeatureError(
+            BACKEND,
+            "this record id",
+            f"{rid[:40]!r}... is {len(wire)} ASCII characters once non-ASCII characters "
+            f"and '~' are escaped; Pinecone ids hold at most {MAX_ID_LENGTH}",
+        )
+    return wire
+
+
+def decode_id(wire: str) -> str:
+    if ESCAPE not in wire:
+        return wire
+    out: list[str] = []
+    i = 0
+    while i < len(wire):
+        c = wire[i]
+        code = wire[i + 1:i + 7]
+        if c == ESCAPE and len(code) == 6 and all(h in "0123456789abcdef" for h in code):
+            out.append(chr(int(code, 16)))
+            i += 7
+        else:  # not written by vectorport: keep it literally
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def encode_metadata(metadata: Mapping[str, MetadataValue], document: str | None) -> dict[str, Any]:
+    """Pinecone metadata for a record: user values plus the reserved keys."""
+    out: dict[str, Any] = {}
+    numbers: list[str] = []
+    ints: list[str] = []
+    for key, value in metadata.items():
+        if isinstance(value, tuple):
+            out[key] = list(value)
+        elif isinstance(value, (bool, str)):
+            out[key] = value
+        elif isinstance(value, int):
+            out[key] = value
+            numbers.append(key)
+            ints.append(f"{key}={value}")
+        else:
+            out[key] = value
+            numbers.append(key)
+    if document is not None:
+        out[DOCUMENT_KEY] = document
+    if numbers:
+        out[NUMBER_KEYS] = numbers
+    if ints:
+        out[INT_VALUES] = ints
+    return out
+
+
+def metadata_bytes(encoded: Mapping[str, Any]) -> int:
+    return len(json.dumps(encoded, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def checked_metadata(record: Record) -> dict[str, Any]:
+    encoded = encode_metadata(record.metadata, record.document)
+    size = metadata_bytes(encoded)
+    if size > MAX_METADATA_BYTES:
+        raise ValidationError(
+            f"record {record.id!r}: metadata, document and type information take {size} "
+            f"bytes in Pinecone, which stores at most {MAX_METADATA_BYTES} per record"
+        )
+    return encoded
+
+
+def decode_metadata(raw: Mapping[str, Any] | None) -> tuple[dict[str, MetadataValue], str | None]:
+    """User metadata in canonical form, and the document."""
+    if not raw:
+        return {}, None
+    exact_ints: dict[str, int] = {}
+    for item in raw.get(INT_VALUES) or ():
+        key, _, decimal = str(item).partition("=")
+        try:
+            exact_ints[key] = int(decimal)
+        except ValueError:
+            continue
+    metadata: dict[str, MetadataValue] = {}
+    for key, value in raw.items():
+        if key.startswith(RESERVED_PREFIX):
+            continue
+        if isinstance(value, (bool, str)):
+            metadata[key] = value
+        elif isinstance(value, (int, float)):
+            exact = exact_ints.get(key)
+            if exact is not None and math.isclose(float(value), float(exact), rel_tol=1e-15):
+                metadata[key] = exact
+            else:
+                metadata[key] = float(value)
+        elif isinstance(value, list):
+            metadata[key] = tuple(str(v) for v in value)
+    document = raw.get(DOCUMENT_KEY)
+    return metadata, document if isinstance(document, str) else None
+
+
+def dense_values(vector: np.ndarray[Any, Any]) -> list[float]:
+    """The vector as Pinecone takes it; an all-zero vector is refused by Pinecone."""
+    if not vector.any():
+        raise UnsupportedFeatureError(
+            BACKEND, "all-zero dense vectors", "Pinecone needs at least one non-zero value"
+        )
+    values: list[float] = vector.tolist()
+    return values
+
+
+def sparse_values(sparse: SparseVector) -> dict[str, list[Any]]:
+    if len(sparse.indices) > MAX_SPARSE_VALUES:
+        raise UnsupportedFeatureError(
+            BACKEND,
+            f"sparse vectors with more than {MAX_SPARSE_VALUES} values",
+            f"this one has {len(sparse.indices)}",
+        )
+    return {"indices": list(sparse.indices), "values": list(sparse.values)}
+
+
+def read_vector(values: list[float]) -> np.ndarray[Any, np.dtype[np.float32]]:
+    array = np.asarray(values, dtype=np.float32)
+    array.setflags(write=False)
+    return array
+
+
+def read_sparse(raw: Any) -> SparseVector | None:
+    if raw is None:
+        return None
+    indices = [int(i) for i in raw.indices]
+    values = [float(v) for v in raw.values]
+    if not indices:
+        return None
+    order = sorted(range(len(indices)), key=indices.__getitem__)
+    return SparseVector(tuple(indices[k] for k in order), tuple(values[k] for k in order))
+
+
+def user_namespace(wire: str) -> str:
+    """A namespace as Pinecone reports it (the default one is ``__default__``)."""
+    return "" if wire in DEFAULT_NAMESPACE_NAMES else wire
+
+
+def index_name_to_pinecone(name: str) -> str:
+    """CONTRACT §1: Pinecone has no ``_``; canonical names have no ``-``."""
+    return name.replace("_", "-")
+
+
+def index_name_from_pinecone(name: str) -> str:
+    return name.replace("-", "_")
+
+
+__all__ = [
+    "DOCUMENT_KEY",
+    "INT_VALUES",
+    "NUMBER_KEYS",
+    "checked_metadata",
+    "decode_id",
+    "decode_metadata",
+    "dense_values",
+    "encode_id",
+    "encode_id_checked",
+    "encode_metadata",
+    "index_name_from_pinecone",
+    "index_name_to_pinecone",
+    "read_sparse",
+    "read_vector",
+    "sparse_values",
+    "try_encode_id",
+    "user_namespace",
+]
