@@ -31,6 +31,7 @@ class ChromaBinding(ConformanceSuite):
 
 
 class TestChromaPersistent(ChromaBinding):
+    matrix_label = "chroma (in-process)"
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[vectorport.Store]:
@@ -40,6 +41,7 @@ class TestChromaPersistent(ChromaBinding):
 
 
 class TestChromaServer(ChromaBinding):
+    matrix_label = "chroma (chroma run)"
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:

@@ -18,6 +18,7 @@ from vectorport.testing.milvus import milvus_url
 
 
 class TestMilvus(ConformanceSuite):
+    matrix_label = "milvus (milvus-lite)"
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:

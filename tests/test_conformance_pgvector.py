@@ -28,6 +28,7 @@ def pg_url() -> Iterator[str]:
 
 
 class TestPgvector(ConformanceSuite):
+    matrix_label = "pgvector"
     ann = True
 
     @pytest.fixture(scope="class")
@@ -39,6 +40,7 @@ class TestPgvector(ConformanceSuite):
 
 class TestPgvectorOtherSchema(ConformanceSuite):
     """The same contract in a schema of its own (mixed case: a quoted identifier)."""
+    matrix_label = "pgvector (quoted schema)"
 
     ann = True
     differential_examples: ClassVar[int] = 60  # the full 300 run in the class above

@@ -70,6 +70,7 @@ def emulator_store(
 
 
 class TestPineconeEmulator(PineconeBinding):
+    matrix_label = "pinecone (emulator)"
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:
@@ -86,6 +87,7 @@ class TestPineconeEmulatorWithFaults(PineconeBinding):
     successes), an operation fails its facade's default 6 attempts in a row about once
     in 15,000 (0.2^6); across the ~2,000 operations of this class that would fail one run
     in ten, so this binding allows 12 attempts, with the same backoff."""
+    matrix_label = "pinecone (emulator, 20% faults + lag)"
 
     differential_examples: ClassVar[int] = 60
 
@@ -101,6 +103,7 @@ class TestPineconeEmulatorWithFaults(PineconeBinding):
     reason="set VECTORPORT_TEST_PINECONE_URL and PINECONE_API_KEY to run against Pinecone",
 )
 class TestPineconeService(PineconeBinding):
+    matrix_label = "pinecone (service)"
     differential_examples: ClassVar[int] = 30
 
     @pytest.fixture(scope="class")

@@ -34,6 +34,7 @@ def emulator_store(faults: Faults | None = None) -> Iterator[vectorport.Store]:
 
 
 class TestTurbopufferEmulator(ConformanceSuite):
+    matrix_label = "turbopuffer (emulator)"
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:
@@ -41,6 +42,7 @@ class TestTurbopufferEmulator(ConformanceSuite):
 
 
 class TestTurbopufferEmulatorWithFaults(ConformanceSuite):
+    matrix_label = "turbopuffer (emulator, 20% faults + lag)"
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:
@@ -69,6 +71,7 @@ REAL_URL = service_url()
     reason="set VECTORPORT_TEST_TURBOPUFFER_URL and TURBOPUFFER_API_KEY to run against turbopuffer",
 )
 class TestTurbopufferService(ConformanceSuite):
+    matrix_label = "turbopuffer (service)"
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:

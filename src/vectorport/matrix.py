@@ -40,9 +40,14 @@ class BindingResult:
     """Outcomes of one conformance binding (one column of the matrix)."""
 
     label: str
+    kind: str = "suite"
+    """``suite`` (a ConformanceSuite binding, one column) or ``protocols`` (a chunk
+    protocol binding, whose outcomes join the columns of the same backend)."""
     backend: str = "?"
     engine: str = ""
     capabilities: Capabilities | None = None
+    deviations: frozenset[str] = frozenset()
+    """The binding's ``known_filter_deviations``: filter cases it refuses on purpose."""
     outcomes: dict[str, list[str]] = field(default_factory=dict)
     """test name (function, or function[param]) → outcomes of its runs."""
 
@@ -69,7 +74,11 @@ class Collector:
         cls = getattr(item, "cls", None)
         if cls is None:
             return None
-        return self.bindings.setdefault(cls.__name__, BindingResult(_label(cls)))
+        if not getattr(cls, "matrix_include", True):
+            return None
+        kind = "suite" if hasattr(cls, "test_create_describe_list_delete") else "protocols"
+        return self.bindings.setdefault(cls.__name__, BindingResult(
+            _label(cls), kind, deviations=frozenset(getattr(cls, "known_filter_deviations", ()))))
 
     def pytest_runtest_call(self, item: Any) -> None:
         binding = self._binding(item)
@@ -119,7 +128,7 @@ def _cell(binding: BindingResult, declared: bool, tests: Sequence[str],
         status = binding.status(names)
         return {"passed": "pass", "failed": "FAIL", None: "not run"}[status]
     status = binding.status(refusals)
-    return {"passed": "unsupported", "failed": "FAIL", None: "not declared"}[status]
+    return {"passed": "unsupported", "failed": "FAIL", None: "not offered"}[status]
 
 
 def feature_rows(binding: BindingResult) -> list[tuple[str, str]]:
@@ -144,10 +153,15 @@ def feature_rows(binding: BindingResult) -> list[tuple[str, str]]:
     rows.append(("order, ties, top_k", _cell(binding, True, ["test_sort_order_ties_and_top_k"])))
     rows.append(("min_score (inclusive)", _cell(binding, True, ["test_min_score_is_inclusive"])))
     for op in sorted(ALL_FILTER_OPERATORS):
-        cases = [f"test_filter_case[{name}]" for name, raw in FILTER_CASES.items()
+        names = [name for name, raw in FILTER_CASES.items()
                  if op in operators_used(parse_filter(raw))]
-        rows.append((f"filter {op}", _cell(binding, op in caps.filter_operators, cases,
-                                           ["test_undeclared_operators_raise"])))
+        cell = _cell(binding, op in caps.filter_operators,
+                     [f"test_filter_case[{name}]" for name in names],
+                     ["test_undeclared_operators_raise"])
+        refused = sorted(set(names) & binding.deviations)
+        if cell == "pass" and refused:
+            cell = f"pass, refuses {', '.join(refused)}"
+        rows.append((f"filter {op}", cell))
     rows.append(("hostile keys, values, names", _cell(binding, True, [
         "test_hostile_field_names_are_refused", "test_hostile_values_are_literal",
         "test_hostile_ids_documents_and_values_are_literal", "test_hostile_names_are_refused",
@@ -183,7 +197,40 @@ def feature_rows(binding: BindingResult) -> list[tuple[str, str]]:
                  else ("declared" if caps.patch else "not offered")))
     rows.append(("list ids", _cell(binding, caps.list_ids, list_tests) if list_tests
                  else ("declared" if caps.list_ids else "not offered")))
+    navigation = [n for n in binding.outcomes if n.split("[")[0] in _NAVIGATION_TESTS]
+    rows.append(("chunk navigation (NavigableIndex)",
+                 _cell(binding, True, navigation) if navigation else "not run"))
+    patching = [n for n in binding.outcomes if n.split("[")[0] in _PATCHING_TESTS]
+    patch_status = binding.status(patching)
+    rows.append(("chunk patching (PatchableChunks)",
+                 "not run" if patch_status is None else "FAIL" if patch_status == "failed"
+                 else "pass" if caps.patch else "not offered (proven)"))
     return rows
+
+
+_NAVIGATION_TESTS = frozenset({
+    "test_navigable_declaration", "test_ingest_then_read_everything",
+    "test_walk_next_and_previous", "test_navigate_top_k_from_any_span", "test_read_window",
+    "test_edges_give_empty_lists", "test_unknown_source_raises", "test_seed_calling_pattern",
+    "test_grep", "test_reingest_replaces_old_chunks", "test_sources_and_namespaces_do_not_mix",
+    "test_navigation_async_forms",
+})
+_PATCHING_TESTS = frozenset({
+    "test_patchable_declaration", "test_patch_chunk_merges_and_deletes_metadata",
+    "test_patch_chunk_replaces_vector_only", "test_patch_missing_chunk_returns_false",
+    "test_bad_patches_are_refused", "test_patch_document", "test_patch_async_forms",
+})
+
+
+def merge_protocols(bindings: Sequence[BindingResult]) -> list[BindingResult]:
+    """Suite columns, each with the outcomes of the protocol bindings of its backend."""
+    suites = [b for b in bindings if b.kind == "suite"]
+    for protocol in (b for b in bindings if b.kind == "protocols"):
+        for suite in suites:
+            if suite.backend == protocol.backend:
+                for name, outcomes in protocol.outcomes.items():
+                    suite.outcomes.setdefault(name, []).extend(outcomes)
+    return suites
 
 
 def render(bindings: Sequence[BindingResult]) -> str:
@@ -203,7 +250,9 @@ def write_outputs(table: str, docs_path: Path, readme_path: Path | None) -> None
         "Generated by `vectorport matrix` from each adapter's declared `Capabilities` and a\n"
         "run of the conformance suite; do not edit by hand. `pass`: declared and proven;\n"
         "`unsupported`: not declared, and proven to raise `UnsupportedFeatureError`;\n"
-        "`FAIL`: the suite failed.\n\n" + table,
+        "`FAIL`: the suite failed. `refuses …`: filter cases of the suite's corpus that the\n"
+        "adapter refuses with `UnsupportedFeatureError` by declaration (each is tested to\n"
+        "raise; the backend's page says why).\n\n" + table,
         encoding="utf-8",
     )
     if readme_path is not None and readme_path.exists():
@@ -220,7 +269,8 @@ def run_matrix(paths: Sequence[str], docs_path: Path, readme_path: Path | None,
 
     collector = Collector()
     code = pytest.main(["-q", "-p", "no:cacheprovider", *extra_args, *paths], plugins=[collector])
-    bindings = [b for b in collector.bindings.values() if b.capabilities is not None]
+    bindings = merge_protocols(
+        [b for b in collector.bindings.values() if b.capabilities is not None])
     if not bindings:
         return int(code) or 1
     write_outputs(render(bindings), docs_path, readme_path)

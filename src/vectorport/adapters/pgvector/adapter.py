@@ -167,6 +167,16 @@ class PgvectorAdapter:
         except Exception as exc:
             raise translate(exc, f"connect to {self._settings.display}") from exc
 
+    def describe_engine(self) -> str:
+        """The server and extension versions, for the capability matrix."""
+        with self._connect("describe_engine") as conn:
+            row = conn.execute(
+                "SELECT current_setting('server_version'), "
+                "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+            ).fetchone()
+        server, extension = row if row is not None else ("?", "?")
+        return f"PostgreSQL {server.split()[0]} + pgvector {extension}"
+
     @contextmanager
     def _connect(self, operation: str, index: str | None = None) -> Iterator[Connection[Any]]:
         try:
