@@ -8,12 +8,12 @@ printing ``ok``; here we also check a few lines of what it shows.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from examples_runner import check_example, run_examples
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "query_tool"
 
@@ -53,26 +53,9 @@ def test_every_example_is_listed() -> None:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
-    home = tmp_path_factory.mktemp("examples")
-    env = {k: v for k, v in os.environ.items() if k != "VECTORPORT_URL"}
-    env.update(XDG_DATA_HOME=str(home / "data"), HOME=str(home), PYTHONDONTWRITEBYTECODE="1")
-    started = {
-        name: subprocess.Popen([sys.executable, str(EXAMPLES / name)], cwd=home, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for name in EXPECTED_OUTPUT
-    }
-    done = {}
-    for name, process in started.items():
-        out, err = process.communicate(timeout=120)
-        done[name] = subprocess.CompletedProcess(process.args, process.returncode, out, err)
-    assert not (home / "data" / "vectorport").exists(), "an example wrote to the user's data"
-    return done
+    return run_examples(EXAMPLES, EXPECTED_OUTPUT, tmp_path_factory.mktemp("examples"))
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_OUTPUT))
 def test_example_runs(runs: dict[str, subprocess.CompletedProcess[str]], name: str) -> None:
-    run = runs[name]
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.rstrip().splitlines()[-1] == "ok"
-    for line in EXPECTED_OUTPUT[name]:
-        assert line in run.stdout, f"{line!r} not in the output of {name}:\n{run.stdout}"
+    check_example(runs[name], EXPECTED_OUTPUT[name], name)
