@@ -30,6 +30,13 @@ def conformance(session: nox.Session, backend: str) -> None:
     session.run("pytest", f"tests/test_conformance_{backend}.py", *session.posargs)
 
 
+@nox.session(name="milvus_legacy", python=False)
+def milvus_legacy(session: nox.Session) -> None:
+    """The milvus tests on the Milvus C++ engine line (milvus-lite 2.5 + pymilvus 2.6),
+    with the capabilities that line has; the script manages its own virtualenv."""
+    session.run("bash", "tests/milvus_legacy_session.sh", *session.posargs, external=True)
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff>=0.6")

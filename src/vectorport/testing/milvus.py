@@ -89,6 +89,18 @@ def _lite_server(folder: str) -> Iterator[str]:
             process.wait()
 
 
+def lite_major_version() -> int:
+    """The major version of the installed milvus-lite (0 when it is not installed):
+    2 is the C++ engine line, 3 the Python re-implementation."""
+    import importlib.metadata
+
+    try:
+        head = importlib.metadata.version("milvus-lite").split(".", 1)[0]
+    except importlib.metadata.PackageNotFoundError:
+        return 0
+    return int(head) if head.isdigit() else 0
+
+
 @contextmanager
 def milvus_url(mode: Mode = "file") -> Iterator[str]:
     """A ``milvus://`` URL of a running Milvus, for the length of the ``with`` block."""
@@ -105,4 +117,4 @@ def milvus_url(mode: Mode = "file") -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["milvus_url"]
+__all__ = ["lite_major_version", "milvus_url"]

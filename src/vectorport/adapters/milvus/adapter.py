@@ -9,12 +9,19 @@ ending in ``.db`` is a folder holding ``vectorport.db``); ``milvus://host:port``
 **Indexes** are collections of the same name; the collection layout is described in
 :mod:`.layout`, and the IndexSpec is kept in a collection property.
 
+**Engine lines** (:mod:`.engine`) are told apart at connect time: a Milvus server or
+milvus-lite 3, or milvus-lite 2 (the C++ engine), which needs another layout (no
+partition key, no nullable field, the IndexSpec in a catalog collection) and offers
+fewer capabilities (no negation in filters, no HNSW). Each connection declares the
+capabilities of its own engine line.
+
 **Namespaces** are the values of the partition-key field ``ns``: Milvus hashes them
-into the collection's partitions. Every query, count, fetch, delete and listing carries
-``ns == "<namespace>"`` in its expression, and primary keys are ``namespace/id``, so
-that the same id can live in several namespaces and a fetch or delete by id can only
-reach its own namespace. Nothing is ever partition-scoped: milvus-lite 3 deletes rows
-of every partition when ``delete`` is given a ``partition_name``. ``list_namespaces``
+into the collection's partitions (on milvus-lite 2, ``ns`` is a plain field). Every
+query, count, fetch, delete and listing carries ``ns == "<namespace>"`` in its
+expression, and primary keys are ``namespace/id``, so that the same id can live in
+several namespaces and a fetch or delete by id can only reach its own namespace.
+Nothing is ever partition-scoped: milvus-lite 3 deletes rows of every partition when
+``delete`` is given a ``partition_name``. ``list_namespaces``
 walks the namespaces in primary-key order, one ordered query per namespace.
 
 **Scores** are computed by the adapter from the vectors the search returns
@@ -33,19 +40,24 @@ from typing import Any, ClassVar
 import numpy as np
 
 from vectorport.adapters.milvus import layout
-from vectorport.adapters.milvus.capabilities import MILVUS_CAPABILITIES, MILVUS_MAX_TOP_K
+from vectorport.adapters.milvus.capabilities import MILVUS_MAX_TOP_K
 from vectorport.adapters.milvus.collection import (
+    CATALOG_NAME,
+    CATALOG_SPEC,
     MILVUS_METRICS,
     SPEC_PROPERTY,
     build_index_params,
     build_schema,
+    catalog_row,
+    catalog_schema,
     creation_options,
     spec_from_json,
     spec_to_json,
 )
+from vectorport.adapters.milvus.engine import CATALOG, Engine, detect_engine
 from vectorport.adapters.milvus.errors import is_not_found, is_not_loaded, translated
 from vectorport.adapters.milvus.escaping import quote_string
-from vectorport.adapters.milvus.filters import namespace_expression, pk_in, scoped
+from vectorport.adapters.milvus.filters import namespace_expression, pk_in, pk_not_in, scoped
 from vectorport.adapters.milvus.ranking import Row, Scorer, exact_top_k
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
@@ -117,6 +129,9 @@ class MilvusAdapter:
             kwargs["timeout"] = timeout
         with translated("connect"):
             self._client = MilvusClient(**kwargs)
+        self._engine: Engine = detect_engine(
+            self._client, lite_file=not uri.startswith(("http://", "https://"))
+        )
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> MilvusAdapter:
@@ -167,7 +182,26 @@ class MilvusAdapter:
 
     @property
     def capabilities(self) -> Capabilities:
-        return MILVUS_CAPABILITIES
+        return self._engine.capabilities
+
+    @property
+    def engine(self) -> Engine:
+        """The engine line this connection talks to (see :mod:`.engine`)."""
+        return self._engine
+
+    def _scoped(self, namespace: str, node: Filter | None, *extra: str) -> str:
+        return scoped(namespace, node, *extra, negation=self._engine.negation,
+                      encoded=self._engine.encoded_text)
+
+    def _pk(self, namespace: str, record_id: str) -> str:
+        return layout.make_pk(namespace, record_id, encoded=self._engine.encoded_text)
+
+    def _id_of(self, row: Row) -> str:
+        return layout.split_pk(str(row[layout.PK]), encoded=self._engine.encoded_text)[1]
+
+    def _metadata_of(self, row: Row) -> dict[str, Any]:
+        return dict(layout.decode_metadata(row.get(layout.META),
+                                           encoded=self._engine.encoded_text))
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -187,27 +221,63 @@ class MilvusAdapter:
 
     def _stored_spec(self, name: str) -> IndexSpec:
         with translated("describe_collection", name):
-            if not self._client.has_collection(name):  # (pymilvus logs a failed describe)
-                raise IndexNotFoundError(name)
-            description = self._client.describe_collection(name)
-        text = (description.get("properties") or {}).get(SPEC_PROPERTY)
+            if name == CATALOG or not self._client.has_collection(name):
+                raise IndexNotFoundError(name)  # (pymilvus logs a failed describe)
+            if self._engine.spec_in_properties:
+                description = self._client.describe_collection(name)
+                text = (description.get("properties") or {}).get(SPEC_PROPERTY)
+            else:
+                text = self._catalog_specs([name]).get(name)
         if not text:
             raise IndexNotFoundError(name)  # a collection vectorport did not create
         return spec_from_json(text)
 
+    # -- the catalog (engines that keep no collection properties) -------------------
+
+    def _catalog_specs(self, names: list[str]) -> dict[str, str]:
+        """The stored spec JSON of those of ``names`` that are in the catalog."""
+        if not names or not self._client.has_collection(CATALOG):
+            return {}
+        rows = self._call("query", CATALOG, self._client.query,
+                          filter=f"{CATALOG_NAME} in [" + ", ".join(map(quote_string, names))
+                          + "]", output_fields=[CATALOG_NAME, CATALOG_SPEC],
+                          consistency_level="Strong")
+        return {str(r[CATALOG_NAME]): str(r[CATALOG_SPEC]) for r in rows}
+
+    def _catalog_write(self, spec: IndexSpec) -> None:
+        if not self._client.has_collection(CATALOG):
+            schema, index_params = catalog_schema(self._client)
+            try:
+                self._client.create_collection(CATALOG, schema=schema,
+                                               consistency_level="Strong")
+            except Exception:
+                if not self._client.has_collection(CATALOG):  # lost a race: fine
+                    raise
+            self._client.create_index(CATALOG, index_params)
+            self._client.load_collection(CATALOG)
+        self._call("upsert", CATALOG, self._client.upsert, [catalog_row(spec)])
+
+    def _catalog_delete(self, name: str) -> None:
+        if self._client.has_collection(CATALOG):
+            self._call("delete", CATALOG, self._client.delete,
+                       filter=f"{CATALOG_NAME} == {quote_string(name)}")
+
     # -- lifecycle ----------------------------------------------------------------
 
     def create_index(self, spec: IndexSpec) -> None:
-        options = creation_options(spec)
-        schema = build_schema(self._client, spec)
+        options = creation_options(spec, self._engine)
+        schema = build_schema(self._client, spec, self._engine)
         index_params = build_index_params(self._client, spec)
+        if self._engine.spec_in_properties:
+            options["properties"] = {SPEC_PROPERTY: spec_to_json(spec)}
+        else:
+            catalog_row(spec)  # checked before any I/O
         with translated("create_collection"):
             if self._client.has_collection(spec.name):
                 raise IndexExistsError(spec.name)
             try:
                 self._client.create_collection(
-                    spec.name, schema=schema, consistency_level="Strong",
-                    properties={SPEC_PROPERTY: spec_to_json(spec)}, **options,
+                    spec.name, schema=schema, consistency_level="Strong", **options,
                 )
             except Exception as exc:
                 if "exist" in str(exc).lower() and self._client.has_collection(spec.name):
@@ -218,6 +288,8 @@ class MilvusAdapter:
                 # loading waits for what it needs.
                 self._client.create_index(spec.name, index_params, sync=False)
                 self._client.load_collection(spec.name)
+                if not self._engine.spec_in_properties:
+                    self._catalog_write(spec)
             except Exception:
                 self._client.drop_collection(spec.name)  # never leave half an index
                 raise
@@ -231,6 +303,10 @@ class MilvusAdapter:
     def list_indexes(self) -> list[str]:
         with translated("list_collections"):
             names = list(self._client.list_collections())
+        if not self._engine.spec_in_properties:
+            with translated("list_collections"):
+                known = self._catalog_specs([n for n in names if n != CATALOG])
+            return [n for n in names if n in known]
         out = []
         for name in names:
             try:
@@ -244,18 +320,33 @@ class MilvusAdapter:
         self._stored_spec(name)
         with translated("drop_collection", name):
             self._client.drop_collection(name)
+            if not self._engine.spec_in_properties:
+                # after the drop: a crash in between leaves a row without a collection,
+                # which is no index (see _stored_spec) and is overwritten on re-creation
+                self._catalog_delete(name)
 
     # -- data ---------------------------------------------------------------------
 
     def _row(self, index: IndexSpec, namespace: str, record: Record) -> dict[str, Any]:
-        meta, aux = layout.encode_metadata(record.metadata)
+        meta, aux = layout.encode_metadata(record.metadata, encoded=self._engine.encoded_text)
+        if self._engine.encoded_text and (
+            len(json.dumps(meta, ensure_ascii=False).encode("utf-8")) > layout.JSON_MAX_BYTES
+        ):
+            raise ValidationError(
+                f"record {record.id!r}: its metadata is over Milvus' {layout.JSON_MAX_BYTES} "
+                "byte JSON limit once encoded for milvus-lite 2"
+            )
         row: dict[str, Any] = {
-            layout.PK: layout.make_pk(namespace, record.id),
+            layout.PK: self._pk(namespace, record.id),
             layout.NAMESPACE: namespace,
             layout.VECTOR: record.vector.tolist(),
             layout.META: meta,
             layout.DOCUMENT: record.document,
         }
+        if not self._engine.nullable_documents:
+            row[layout.DOCUMENT] = record.document or ""
+            if record.document is not None:
+                aux[layout.DOCUMENT_PRESENT] = True
         if index.sparse:
             positive, negative, zeros = layout.encode_sparse(record.sparse)
             row[layout.SPARSE] = positive
@@ -290,7 +381,15 @@ class MilvusAdapter:
             fields.append(layout.AUX)
         if include.documents:
             fields.append(layout.DOCUMENT)
+            if not self._engine.nullable_documents and layout.AUX not in fields:
+                fields.append(layout.AUX)
         return fields
+
+    def _document_of(self, row: Row) -> str | None:
+        document = row.get(layout.DOCUMENT)
+        if self._engine.nullable_documents:
+            return None if document is None else str(document)
+        return str(document) if _aux_of(row).get(layout.DOCUMENT_PRESENT) else None
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         options = request.options_for(BACKEND)
@@ -299,7 +398,7 @@ class MilvusAdapter:
                 f"unknown milvus query option(s) {', '.join(sorted(map(str, options)))}; "
                 "the milvus adapter takes none"
             )
-        expression = scoped(request.namespace, request.filter)
+        expression = self._scoped(request.namespace, request.filter)
         source = _Candidates(self, index, request, expression, self._output_fields(index, request))
         scorer = Scorer.for_query(index.metric, request.vector, request.sparse)
         best = exact_top_k(scorer, source, request.top_k, request.min_score, MILVUS_MAX_TOP_K)
@@ -307,12 +406,12 @@ class MilvusAdapter:
         matches = []
         for row, score in best:
             matches.append(Match(
-                id=layout.split_pk(str(row[layout.PK]))[1],
+                id=self._id_of(row),
                 score=score,
-                metadata=layout.decode_metadata(row.get(layout.META)) if include.metadata else None,
+                metadata=self._metadata_of(row) if include.metadata else None,
                 vector=_read_only(row[layout.VECTOR]) if include.vectors else None,
                 sparse=_sparse_of(row) if include.vectors and index.sparse else None,
-                document=row.get(layout.DOCUMENT) if include.documents else None,
+                document=self._document_of(row) if include.documents else None,
             ))
         return matches
 
@@ -321,18 +420,27 @@ class MilvusAdapter:
         if index.sparse:
             fields += [layout.SPARSE, layout.SPARSE_NEGATIVE]
         out: list[Record] = []
-        pks = [layout.make_pk(namespace, i) for i in dict.fromkeys(ids)]
+        pks = [self._pk(namespace, i) for i in dict.fromkeys(ids)]
         for start in range(0, len(pks), _PK_CHUNK):
+            chunk = pks[start:start + _PK_CHUNK]
+            if self._engine.fetch_keys_first:
+                # milvus-lite 2 fails a query for vectors on a collection that never held
+                # a row: look up the keys alone first
+                chunk = [str(r[layout.PK]) for r in self._call(
+                    "query", index.name, self._client.query, filter=pk_in(chunk),
+                    output_fields=[layout.PK], consistency_level="Strong")]
+                if not chunk:
+                    continue
             rows = self._call("query", index.name, self._client.query,
-                              filter=pk_in(pks[start:start + _PK_CHUNK]), output_fields=fields,
+                              filter=pk_in(chunk), output_fields=fields,
                               consistency_level="Strong")
             for row in rows:
                 out.append(Record(
-                    id=layout.split_pk(str(row[layout.PK]))[1],
+                    id=self._id_of(row),
                     vector=_read_only(row[layout.VECTOR]),
-                    metadata=layout.decode_metadata(row.get(layout.META)),
+                    metadata=self._metadata_of(row),
                     sparse=_sparse_of(row) if index.sparse else None,
-                    document=row.get(layout.DOCUMENT),
+                    document=self._document_of(row),
                 ))
         return out
 
@@ -340,17 +448,17 @@ class MilvusAdapter:
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
     ) -> None:
         if ids is None:
-            expression = scoped(namespace, filter)
+            expression = self._scoped(namespace, filter)
             self._call("delete", index.name, self._client.delete, filter=expression)
             return
-        pks = [layout.make_pk(namespace, i) for i in dict.fromkeys(ids)]
+        pks = [self._pk(namespace, i) for i in dict.fromkeys(ids)]
         for start in range(0, len(pks), _PK_CHUNK):
             self._call("delete", index.name, self._client.delete,
                        filter=pk_in(pks[start:start + _PK_CHUNK]))
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         rows = self._call("count", index.name, self._client.query,
-                          filter=scoped(namespace, filter), output_fields=["count(*)"],
+                          filter=self._scoped(namespace, filter), output_fields=["count(*)"],
                           consistency_level="Strong")
         return int(rows[0]["count(*)"]) if rows else 0
 
@@ -393,16 +501,17 @@ class MilvusAdapter:
     ) -> IdPage:
         bounds: list[str] = []
         if cursor is not None:
-            bounds.append(f"{layout.PK} > {quote_string(layout.make_pk(namespace, cursor))}")
+            bounds.append(f"{layout.PK} > {quote_string(self._pk(namespace, cursor))}")
         if prefix:
-            low = layout.make_pk(namespace, prefix)
+            low = self._pk(namespace, prefix)
             bounds.append(f"{layout.PK} >= {quote_string(low)}")
             high = _successor(low)
             if high is not None:
                 bounds.append(f"{layout.PK} < {quote_string(high)}")
         page_size = min(limit, MILVUS_MAX_TOP_K - 1)
-        rows = self._ordered(index, scoped(namespace, filter, *bounds), [layout.PK], page_size + 1)
-        ids = [layout.split_pk(str(r[layout.PK]))[1] for r in rows]
+        rows = self._ordered(index, self._scoped(namespace, filter, *bounds), [layout.PK],
+                             page_size + 1)
+        ids = [self._id_of(r) for r in rows]
         page = tuple(ids[:page_size])
         return IdPage(page, page[-1] if len(ids) > page_size else None)
 
@@ -411,11 +520,15 @@ class MilvusAdapter:
             self._client.close()
 
 
-def _sparse_of(row: Row) -> SparseVector | None:
+def _aux_of(row: Row) -> dict[str, Any]:
     aux = row.get(layout.AUX) or {}
     if isinstance(aux, str):
         aux = json.loads(aux)
-    return layout.decode_sparse(row, aux.get(layout.ZERO_WEIGHTS))
+    return dict(aux)
+
+
+def _sparse_of(row: Row) -> SparseVector | None:
+    return layout.decode_sparse(row, _aux_of(row).get(layout.ZERO_WEIGHTS))
 
 
 class _Candidates:
@@ -467,7 +580,8 @@ class _Candidates:
     def in_id_order(self, exclude: Sequence[str], limit: int) -> Sequence[Row]:
         expression = self.expression
         if exclude:
-            expression = f"{expression} and (not ({pk_in(list(exclude))}))"
+            negation = self.adapter.engine.negation
+            expression = f"{expression} and {pk_not_in(list(exclude), negation=negation)}"
         return self.adapter._ordered(self.index, expression, self.fields, limit,
                                      self.consistency)
 

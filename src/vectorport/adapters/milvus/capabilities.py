@@ -1,5 +1,6 @@
-"""What the milvus adapter declares, each item proved on milvus-lite 3 by the
-conformance suite and ``tests/test_milvus_*.py``."""
+"""What the milvus adapter declares on the current engine line (Milvus servers,
+milvus-lite 3), each item proved on milvus-lite 3 by the conformance suite and
+``tests/test_milvus_*.py``. milvus-lite 2 declares less: see :mod:`.engine`."""
 
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
 

@@ -1,8 +1,9 @@
 """The collection behind one index: its schema, its vector index, and the IndexSpec.
 
-The spec is kept as JSON in the collection property :data:`SPEC_PROPERTY`, so that
-``describe_index`` gives back exactly what was created, and so that collections that
-vectorport did not create are never taken for indexes.
+The spec is kept as JSON in the collection property :data:`SPEC_PROPERTY` (on
+milvus-lite 2, which keeps no properties, in a row of the catalog collection, see
+:mod:`.engine`), so that ``describe_index`` gives back exactly what was created, and so
+that collections that vectorport did not create are never taken for indexes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import asdict
 from typing import Any
 
 from vectorport.adapters.milvus import layout
-from vectorport.core.errors import ValidationError
+from vectorport.adapters.milvus.engine import CATALOG, CURRENT, Engine
+from vectorport.core.errors import UnsupportedFeatureError, ValidationError
 from vectorport.core.types import IndexSpec, Metric
 
 SPEC_PROPERTY = "vectorport.spec"
@@ -41,7 +43,7 @@ def spec_from_json(text: str) -> IndexSpec:
     return IndexSpec(**data)
 
 
-def creation_options(spec: IndexSpec) -> dict[str, Any]:
+def creation_options(spec: IndexSpec, engine: Engine = CURRENT) -> dict[str, Any]:
     """The ``milvus`` section of ``backend_options``, validated strictly."""
     section: Mapping[str, Any] = spec.backend_options.get(BACKEND, {})
     if not isinstance(section, Mapping):
@@ -57,6 +59,10 @@ def creation_options(spec: IndexSpec) -> dict[str, Any]:
         value = section["num_partitions"]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
             raise ValidationError("milvus option num_partitions must be an int in 1..1024")
+        if not engine.partition_key:
+            raise UnsupportedFeatureError(
+                BACKEND, f"num_partitions (no partition key on {engine.name})"
+            )
         options["num_partitions"] = value
     return options
 
@@ -74,23 +80,53 @@ def native_index_params(spec: IndexSpec) -> tuple[str, dict[str, int]]:
     return _INDEX_TYPES[spec.index_type], {names[k]: v for k, v in spec.index_params.items()}
 
 
-def build_schema(client: Any, spec: IndexSpec) -> Any:
+def build_schema(client: Any, spec: IndexSpec, engine: Engine = CURRENT) -> Any:
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field(layout.PK, DataType.VARCHAR, is_primary=True,
-                     max_length=layout.PK_MAX_BYTES)
-    schema.add_field(layout.NAMESPACE, DataType.VARCHAR, is_partition_key=True,
-                     max_length=layout.NAMESPACE_MAX_BYTES)
+    # encoded ids (milvus-lite 2) can take twice the bytes
+    pk_bytes = layout.PK_MAX_BYTES * (2 if engine.encoded_text else 1)
+    schema.add_field(layout.PK, DataType.VARCHAR, is_primary=True, max_length=pk_bytes)
+    namespace: dict[str, Any] = {"is_partition_key": True} if engine.partition_key else {}
+    schema.add_field(layout.NAMESPACE, DataType.VARCHAR,
+                     max_length=layout.NAMESPACE_MAX_BYTES, **namespace)
     schema.add_field(layout.VECTOR, DataType.FLOAT_VECTOR, dim=spec.dimension)
     if spec.sparse:
         schema.add_field(layout.SPARSE, DataType.SPARSE_FLOAT_VECTOR)
         schema.add_field(layout.SPARSE_NEGATIVE, DataType.SPARSE_FLOAT_VECTOR)
     schema.add_field(layout.META, DataType.JSON)
     schema.add_field(layout.AUX, DataType.JSON)
+    document: dict[str, Any] = {"nullable": True} if engine.nullable_documents else {}
     schema.add_field(layout.DOCUMENT, DataType.VARCHAR, max_length=layout.DOCUMENT_MAX_BYTES,
-                     nullable=True)
+                     **document)
     return schema
+
+
+CATALOG_NAME = "name"
+CATALOG_SPEC = "spec"
+_CATALOG_VECTOR = "v"
+SPEC_MAX_BYTES = 65_535
+
+
+def catalog_schema(client: Any) -> tuple[Any, Any]:
+    """The schema and index of :data:`CATALOG` (a name, its spec as JSON, and the vector
+    field every Milvus collection must have)."""
+    from pymilvus import DataType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field(CATALOG_NAME, DataType.VARCHAR, is_primary=True, max_length=256)
+    schema.add_field(CATALOG_SPEC, DataType.VARCHAR, max_length=SPEC_MAX_BYTES)
+    schema.add_field(_CATALOG_VECTOR, DataType.FLOAT_VECTOR, dim=2)
+    index_params = client.prepare_index_params()
+    index_params.add_index(_CATALOG_VECTOR, index_type="FLAT", metric_type="L2")
+    return schema, index_params
+
+
+def catalog_row(spec: IndexSpec) -> dict[str, Any]:
+    text = spec_to_json(spec)
+    if len(text.encode("utf-8")) > SPEC_MAX_BYTES:
+        raise ValidationError(f"the index spec is over {SPEC_MAX_BYTES} bytes as JSON")
+    return {CATALOG_NAME: spec.name, CATALOG_SPEC: text, _CATALOG_VECTOR: [0.0, 0.0]}
 
 
 def build_index_params(client: Any, spec: IndexSpec) -> Any:
@@ -105,10 +141,15 @@ def build_index_params(client: Any, spec: IndexSpec) -> Any:
 
 
 __all__ = [
+    "CATALOG",
+    "CATALOG_NAME",
+    "CATALOG_SPEC",
     "MILVUS_METRICS",
     "SPEC_PROPERTY",
     "build_index_params",
     "build_schema",
+    "catalog_row",
+    "catalog_schema",
     "creation_options",
     "native_index_params",
     "spec_from_json",

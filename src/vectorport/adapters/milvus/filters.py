@@ -18,7 +18,20 @@ list's largest element for ``>``/``>=`` and its smallest for ``<``/``<=``, kept 
 ``aux`` at write time.
 
 Every literal goes through :mod:`.escaping`. Nothing the adapter cannot express exactly
-is left: the compiler raises no ``UnsupportedFeatureError`` for any valid AST.
+is left: on the current engine line the compiler raises no ``UnsupportedFeatureError``
+for any valid AST.
+
+Monotone dialect (``negation=False``, milvus-lite 2, see :mod:`.engine`): that engine
+refuses ``exists`` and ``not``. Without ``not`` every expression is monotone in its
+leaves, so an unguarded comparison with a missing key (false or null) can never turn
+the whole expression true: the guards are dropped. ``$exists: true`` becomes one
+comparison per kind that holds for every value of that kind (``n >= 0 or n < 0``,
+``s >= ""``, ``b in [true, false]``, and for lists the smallest element kept in
+``aux``). Negations (``$ne``, ``$nin``, ``$not``, ``$nor``, ``$exists: false``) raise
+``UnsupportedFeatureError`` before any I/O.
+
+With ``encoded=True`` (milvus-lite 2) string values are compared in the stored
+encoding of :func:`.layout.encode_text`, which keeps equality, order and prefixes.
 """
 
 from __future__ import annotations
@@ -30,8 +43,11 @@ from vectorport.adapters.milvus.escaping import (
     render_list,
     render_scalar,
 )
-from vectorport.core.filters.ast import And, Condition, Filter, Nor, Or, Scalar
+from vectorport.core.errors import UnsupportedFeatureError
+from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
 from vectorport.core.filters.parse import kind_of
+
+BACKEND = "milvus"
 
 _RANGE_SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
@@ -65,18 +81,21 @@ def _compare(path: str, symbol: str, value: Scalar) -> str:
     return f"{path} {symbol} {render_scalar(value)}"
 
 
-def _guarded(path: str, tests: list[str], join: str) -> str:
-    """``exists path and (t1 <join> t2 …)``: two-valued, false when the key is absent."""
+def _guarded(path: str, tests: list[str], join: str, negation: bool = True) -> str:
+    """``exists path and (t1 <join> t2 …)``: two-valued, false when the key is absent.
+    In the monotone dialect the tests alone (see the module docstring)."""
     inner = tests[0] if len(tests) == 1 else "(" + f" {join} ".join(tests) + ")"
+    if not negation:
+        return inner
     return f"({_exists(path)} and {inner})"
 
 
-def _equals_any(field: str, values: tuple[Scalar, ...]) -> str:
+def _equals_any(field: str, values: tuple[Scalar, ...], negation: bool = True) -> str:
     """``$in`` (and ``$eq`` with one value): the field equals one of the values, or
     for a list field shares one of them."""
     kind = _scalar_kind(values[0])
     path = _meta(kind, field)
-    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "or")
+    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "or", negation)
     if kind != layout.STRING:
         return scalar
     lists = _meta(layout.LIST, field)
@@ -87,22 +106,22 @@ def _equals_any(field: str, values: tuple[Scalar, ...]) -> str:
     return f"({scalar} or {member})"
 
 
-def _contains_all(field: str, values: tuple[Scalar, ...]) -> str:
+def _contains_all(field: str, values: tuple[Scalar, ...], negation: bool = True) -> str:
     """``$all``: a list field holds every value; a scalar field only ``$all: [itself]``."""
     kind = _scalar_kind(values[0])
     path = _meta(kind, field)
-    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "and")
+    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "and", negation)
     if kind != layout.STRING:
         return scalar
     lists = _meta(layout.LIST, field)
     return f"({scalar} or json_contains_all({lists}, {render_list(values)}))"
 
 
-def _range(field: str, op: str, value: Scalar) -> str:
+def _range(field: str, op: str, value: Scalar, negation: bool = True) -> str:
     symbol = _RANGE_SYMBOLS[op]
     kind = _scalar_kind(value)
     path = _meta(kind, field)
-    scalar = _guarded(path, [_compare(path, symbol, value)], "and")
+    scalar = _guarded(path, [_compare(path, symbol, value)], "and", negation)
     if kind != layout.STRING:
         return scalar
     # Some element of a list compares: its largest one for > and >=, smallest for < and <=.
@@ -110,7 +129,7 @@ def _range(field: str, op: str, value: Scalar) -> str:
     parts = [scalar]
     for key in (bound, layout.LIST_ONLY):
         aux = _aux(key, field)
-        parts.append(_guarded(aux, [_compare(aux, symbol, value)], "and"))
+        parts.append(_guarded(aux, [_compare(aux, symbol, value)], "and", negation))
     return _any(parts)
 
 
@@ -118,54 +137,102 @@ def _exists_field(field: str) -> str:
     return _any([_exists(_meta(kind, field)) for kind in layout.KINDS])
 
 
-def _condition(node: Condition) -> str:
+def _present_field(field: str) -> str:
+    """``$exists: true`` without ``exists``: per kind, a test every value passes.
+    Lists are never empty, so each has a smallest element in ``aux``."""
+    number = _meta(layout.NUMBER, field)
+    return _any([
+        f"({number} >= 0 or {number} < 0)",
+        f"{_meta(layout.STRING, field)} >= {quote_string('')}",
+        f"{_meta(layout.BOOL, field)} in [true, false]",
+        f"{_aux(layout.LIST_MIN, field)} >= {quote_string('')}",
+        f"{_aux(layout.LIST_ONLY, field)} >= {quote_string('')}",
+    ])
+
+
+def _no_negation(feature: str) -> UnsupportedFeatureError:
+    return UnsupportedFeatureError(
+        BACKEND, f"{feature} (milvus-lite 2 has no negation in expressions)"
+    )
+
+
+def _condition(node: Condition, negation: bool) -> str:
     field, op, value = node.field, node.op, node.value
+    if not negation and (op in ("$ne", "$nin") or (op == "$exists" and not value)):
+        raise _no_negation(op if op != "$exists" else "$exists: false")
     if op == "$exists":
+        if not negation:
+            return _present_field(field)
         present = _exists_field(field)
         return present if value else f"(not {present})"
     if op in ("$eq", "$ne"):
-        expr = _equals_any(field, (value,))  # type: ignore[arg-type]
+        expr = _equals_any(field, (value,), negation)  # type: ignore[arg-type]
         return expr if op == "$eq" else f"(not {expr})"
     if op in ("$in", "$nin"):
-        expr = _equals_any(field, value)  # type: ignore[arg-type]
+        expr = _equals_any(field, value, negation)  # type: ignore[arg-type]
         return expr if op == "$in" else f"(not {expr})"
     if op == "$all":
-        return _contains_all(field, value)  # type: ignore[arg-type]
-    return _range(field, op, value)  # type: ignore[arg-type]
+        return _contains_all(field, value, negation)  # type: ignore[arg-type]
+    return _range(field, op, value, negation)  # type: ignore[arg-type]
 
 
-def _compile(node: Filter) -> str:
+def _compile(node: Filter, negation: bool) -> str:
     if isinstance(node, Condition):
-        return _condition(node)
+        return _condition(node, negation)
     if isinstance(node, And):
-        return _all([_compile(c) for c in node.children])
+        return _all([_compile(c, negation) for c in node.children])
     if isinstance(node, Or):
-        return _any([_compile(c) for c in node.children])
+        return _any([_compile(c, negation) for c in node.children])
+    if not negation:
+        raise _no_negation("$nor" if isinstance(node, Nor) else "$not")
     if isinstance(node, Nor):
-        return f"(not {_any([_compile(c) for c in node.children])})"
-    return f"(not {_compile(node.child)})"
+        return f"(not {_any([_compile(c, negation) for c in node.children])})"
+    assert isinstance(node, Not)
+    return f"(not {_compile(node.child, negation)})"
 
 
-def compile_filter(node: Filter) -> str:
+def _encoded(node: Filter) -> Filter:
+    """The same filter with every string value in its stored (encoded) form."""
+    if isinstance(node, Condition):
+        value = node.value
+        if isinstance(value, str):
+            return Condition(node.field, node.op, layout.encode_text(value))
+        if isinstance(value, tuple):
+            return Condition(node.field, node.op, tuple(
+                layout.encode_text(v) if isinstance(v, str) else v for v in value))
+        return node
+    if isinstance(node, And):
+        return And(tuple(_encoded(c) for c in node.children))
+    if isinstance(node, Or):
+        return Or(tuple(_encoded(c) for c in node.children))
+    if isinstance(node, Nor):
+        return Nor(tuple(_encoded(c) for c in node.children))
+    return Not(_encoded(node.child))
+
+
+def compile_filter(node: Filter, *, negation: bool = True, encoded: bool = False) -> str:
     """The Milvus expression matching exactly the records the oracle matches.
 
+    ``negation=False`` compiles to the monotone dialect and ``encoded=True`` compares
+    encoded strings (see the module docstring).
     Not cached by node: AST nodes compare ``True == 1`` and ``1 == 1.0`` equal (and
     hash alike), so a cache keyed on them would hand a bool filter's expression to a
     number filter.
     """
-    return _compile(node)
+    return _compile(_encoded(node) if encoded else node, negation)
 
 
 def namespace_expression(namespace: str) -> str:
-    """Records of one namespace (the partition key field)."""
+    """Records of one namespace (the ``ns`` field)."""
     return f"{layout.NAMESPACE} == {quote_string(namespace)}"
 
 
-def scoped(namespace: str, node: Filter | None, *extra: str) -> str:
+def scoped(namespace: str, node: Filter | None, *extra: str, negation: bool = True,
+           encoded: bool = False) -> str:
     """The namespace condition, the compiled filter and any extra conditions, and-ed."""
     parts = [namespace_expression(namespace), *extra]
     if node is not None:
-        parts.append(compile_filter(node))
+        parts.append(compile_filter(node, negation=negation, encoded=encoded))
     return " and ".join(parts)
 
 
@@ -174,4 +241,12 @@ def pk_in(pks: list[str]) -> str:
     return f"{layout.PK} in [" + ", ".join(quote_string(p) for p in pks) + "]"
 
 
-__all__ = ["compile_filter", "namespace_expression", "pk_in", "scoped"]
+def pk_not_in(pks: list[str], *, negation: bool = True) -> str:
+    """Records whose primary key is none of ``pks`` (``not in`` needs no ``not (…)``,
+    which milvus-lite 2 refuses)."""
+    if negation:
+        return f"(not ({pk_in(pks)}))"
+    return f"{layout.PK} not in [" + ", ".join(quote_string(p) for p in pks) + "]"
+
+
+__all__ = ["compile_filter", "namespace_expression", "pk_in", "pk_not_in", "scoped"]

@@ -22,12 +22,23 @@ One collection per index, with these fields:
 ``aux``     JSON: derived values the filters need and bookkeeping: for each list field
             its smallest and largest element (``<:name``, ``>:name``; ``=:name`` when
             they are equal), so that "some element > v" is "largest > v"; and
-            ``#z``, the indices of zero weights of the sparse vector.
+            ``#z``, the indices of zero weights of the sparse vector; on milvus-lite 2,
+            ``#d`` (true) when the record has a document.
 ``doc``     VARCHAR, nullable: the document, out of reach of metadata and filters.
+            milvus-lite 2 refuses nullable fields: there ``doc`` holds ``""`` when
+            there is no document, and ``aux["#d"]`` tells ``""`` from no document.
+
+On milvus-lite 2 every string that an expression compares (record ids in ``pk``,
+string metadata, list elements and their bounds in ``aux``) is stored through
+:func:`encode_text`: that engine's expression lexer refuses a raw newline or carriage
+return in a string literal and does not decode ``\n``/``\r``/``\t`` escapes, and its
+upsert fails on primary keys holding ``'`` or NUL. The encoding is order-preserving and
+prefix-free, so ranges, prefixes and id order mean the same on encoded strings.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +56,8 @@ DOCUMENT = "doc"
 PK_MAX_BYTES = 1024
 NAMESPACE_MAX_BYTES = 128
 DOCUMENT_MAX_BYTES = 65_535
+JSON_MAX_BYTES = 65_536
+"""Milvus' default limit of one JSON value."""
 SPARSE_SENTINEL = 4_294_967_294
 """A sparse index no query can name (queries use int32 indices)."""
 
@@ -52,6 +65,38 @@ STRING, LIST, NUMBER, BOOL = "s", "l", "n", "b"
 KINDS = (STRING, LIST, NUMBER, BOOL)
 LIST_MIN, LIST_MAX, LIST_ONLY = "<", ">", "="
 ZERO_WEIGHTS = "#z"
+DOCUMENT_PRESENT = "#d"
+
+
+_LOW_END = 0x0E
+_LOW_PREFIX = "\x01"
+_HIGH_PREFIX = "&"
+_ENCODE = {c: _LOW_PREFIX + chr(0x40 + c) for c in range(_LOW_END)}
+_ENCODE.update({ord("&"): "&0", ord("'"): "&1"})
+_DECODE = {**{_LOW_PREFIX + chr(0x40 + c): chr(c) for c in range(_LOW_END)},
+           "&0": "&", "&1": "'"}
+_ENCODED = re.compile("\x01[\x40-\x4d]|&[01]")
+
+
+def encode_text(text: str) -> str:
+    """The milvus-lite 2 form of a string (see the module docstring).
+
+    Characters below U+000E become U+0001 followed by ``chr(0x40 + c)``; ``&`` becomes
+    ``&0`` and ``'`` becomes ``&1``; everything else is kept. Each replacement starts
+    with a character that sorts right where the replaced ones do and that is never kept
+    as itself, so the code is prefix-free and ``a < b`` exactly when
+    ``encode_text(a) < encode_text(b)``; a prefix of ``a`` encodes to a prefix of its
+    encoding. U+0001, tab and U+000B/U+000C are accepted raw in that engine's literals.
+    """
+    return text.translate(_ENCODE)
+
+
+def decode_text(text: str) -> str:
+    return _ENCODED.sub(lambda m: _DECODE[m.group(0)], text)
+
+
+def _text(value: str, encoded: bool) -> str:
+    return encode_text(value) if encoded else value
 
 
 def tagged(kind: str, field: str) -> str:
@@ -59,13 +104,14 @@ def tagged(kind: str, field: str) -> str:
     return f"{kind}:{field}"
 
 
-def make_pk(namespace: str, record_id: str) -> str:
-    return f"{namespace}/{record_id}"
+def make_pk(namespace: str, record_id: str, *, encoded: bool = False) -> str:
+    """Namespaces are plain ASCII letters, digits, ``_.-``: never encoded."""
+    return f"{namespace}/{_text(record_id, encoded)}"
 
 
-def split_pk(pk: str) -> tuple[str, str]:
+def split_pk(pk: str, *, encoded: bool = False) -> tuple[str, str]:
     namespace, _, record_id = pk.partition("/")
-    return namespace, record_id
+    return namespace, decode_text(record_id) if encoded else record_id
 
 
 def namespace_prefix(namespace: str) -> str:
@@ -73,8 +119,11 @@ def namespace_prefix(namespace: str) -> str:
     return f"{namespace}/"
 
 
-def encode_metadata(metadata: Mapping[str, MetadataValue]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The ``meta`` and ``aux`` JSON values of a record's metadata."""
+def encode_metadata(
+    metadata: Mapping[str, MetadataValue], *, encoded: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``meta`` and ``aux`` JSON values of a record's metadata (strings through
+    :func:`encode_text` when ``encoded``)."""
     meta: dict[str, Any] = {}
     aux: dict[str, Any] = {}
     for name, value in metadata.items():
@@ -83,9 +132,9 @@ def encode_metadata(metadata: Mapping[str, MetadataValue]) -> tuple[dict[str, An
         elif isinstance(value, (int, float)):
             meta[tagged(NUMBER, name)] = value
         elif isinstance(value, str):
-            meta[tagged(STRING, name)] = value
+            meta[tagged(STRING, name)] = _text(value, encoded)
         else:
-            items = list(value)
+            items = [_text(v, encoded) for v in value]
             meta[tagged(LIST, name)] = items
             low, high = min(items), max(items)
             if low == high:
@@ -96,7 +145,9 @@ def encode_metadata(metadata: Mapping[str, MetadataValue]) -> tuple[dict[str, An
     return meta, aux
 
 
-def decode_metadata(meta: Mapping[str, Any] | None) -> dict[str, MetadataValue]:
+def decode_metadata(
+    meta: Mapping[str, Any] | None, *, encoded: bool = False
+) -> dict[str, MetadataValue]:
     """The user's metadata from a stored ``meta`` value (lists become tuples)."""
     out: dict[str, MetadataValue] = {}
     for key, value in (meta or {}).items():
@@ -104,10 +155,12 @@ def decode_metadata(meta: Mapping[str, Any] | None) -> dict[str, MetadataValue]:
         if not sep:
             continue
         if kind == LIST:
-            out[name] = tuple(str(v) for v in value)
+            out[name] = tuple(decode_text(str(v)) if encoded else str(v) for v in value)
         elif kind == BOOL:
             out[name] = bool(value)
-        elif kind in (STRING, NUMBER):
+        elif kind == STRING:
+            out[name] = decode_text(value) if encoded else value
+        elif kind == NUMBER:
             out[name] = value
     return out
 
@@ -165,8 +218,10 @@ __all__ = [
     "VECTOR",
     "decode_metadata",
     "decode_sparse",
+    "decode_text",
     "encode_metadata",
     "encode_sparse",
+    "encode_text",
     "make_pk",
     "signed_weights",
     "split_pk",

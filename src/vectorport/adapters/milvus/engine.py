@@ -1,0 +1,135 @@
+"""The two Milvus engine lines the adapter speaks to, told apart at connect time.
+
+``CURRENT``: Milvus servers (2.5 and later) and milvus-lite 3 (the pure-Python
+re-implementation a fresh ``pip install "vectorport[milvus]"`` gives). Everything the
+adapter offers works there: the layout of :mod:`.layout` as documented, the IndexSpec in
+a collection property, ``exists`` guards and ``not`` in expressions.
+
+``LITE2``: milvus-lite 2.x, the real Milvus C++ engine (segcore) embedded in a process,
+reached with pymilvus 2.6. Probed on milvus-lite 2.5.1, it differs in ways that change
+the layout and what can be declared:
+
+- a partition-key field breaks every filter expression ("primary_key_offset == -1"),
+  so ``ns`` is a plain VARCHAR field (namespaces stay expression-scoped, as they are on
+  the current line);
+- nullable fields are refused, so ``doc`` is a non-null VARCHAR holding ``""`` for no
+  document, with a presence flag in ``aux``;
+- collection properties and descriptions are not kept, so the IndexSpec lives in a
+  catalog collection (:data:`CATALOG`);
+- ``exists``, ``is null`` on JSON and ``not (…)`` are refused. Without negation every
+  expression is monotone, so a comparison with a missing key needs no guard (it is
+  false, and in a monotone formula a false or null leaf can never make the whole
+  true); presence is tested per kind with comparisons that hold for every value of that
+  kind. ``$ne``, ``$nin``, ``$not``, ``$nor`` and ``$exists: false`` need a complement,
+  which cannot be written: they are not offered;
+- string literals cannot hold a raw newline or carriage return and escapes other than
+  ``\\"`` and ``\\\\`` are not decoded; upserts fail on primary keys with ``'`` or NUL:
+  compared strings are stored and compared in an order-preserving encoding
+  (:func:`.layout.encode_text`);
+- a query returning vectors from a collection that never held a row fails ("Growing
+  segment loss raw data"), so fetches first look up the primary keys alone;
+- only FLAT, IVF_FLAT and AUTOINDEX are built ("local mode only support FLAT IVF_FLAT
+  AUTOINDEX"), so ``hnsw`` and the ``ef`` hint are not offered.
+
+Detection: for a milvus-lite file, the installed ``milvus-lite`` distribution's major
+version; for a server URL, ``GetVersion``, which milvus-lite 2 does not implement (a
+Milvus server and milvus-lite 3 answer it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+from dataclasses import dataclass
+from typing import Any
+
+from vectorport.adapters.milvus.capabilities import MILVUS_CAPABILITIES
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+
+CATALOG = "_vectorport_catalog"
+"""The collection holding the IndexSpecs on ``LITE2``. Index names start with a letter,
+so no index can take this name."""
+
+NEGATION_OPERATORS = frozenset({"$ne", "$nin", "$not", "$nor"})
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """What the connected engine line can do, and so which layout the adapter uses."""
+
+    name: str
+    capabilities: Capabilities
+    partition_key: bool
+    """``ns`` is the partition key (else a plain field)."""
+    nullable_documents: bool
+    """``doc`` is nullable (else ``""`` plus a presence flag in ``aux``)."""
+    spec_in_properties: bool
+    """The IndexSpec is a collection property (else a row of :data:`CATALOG`)."""
+    negation: bool
+    """Expressions may use ``not`` and ``exists`` (else only monotone expressions)."""
+    encoded_text: bool
+    """Compared strings are stored through :func:`.layout.encode_text`."""
+    fetch_keys_first: bool
+    """Fetches look up the primary keys before asking for vectors."""
+
+
+CURRENT = Engine(
+    name="Milvus server / milvus-lite 3",
+    capabilities=MILVUS_CAPABILITIES,
+    partition_key=True,
+    nullable_documents=True,
+    spec_in_properties=True,
+    negation=True,
+    encoded_text=False,
+    fetch_keys_first=False,
+)
+
+LITE2 = Engine(
+    name="milvus-lite 2 (C++ engine)",
+    capabilities=dataclasses.replace(
+        MILVUS_CAPABILITIES,
+        filter_operators=ALL_FILTER_OPERATORS - NEGATION_OPERATORS,
+        hints=frozenset({"probes"}),
+        index_types=frozenset({"auto", "flat", "ivf"}),
+    ),
+    partition_key=False,
+    nullable_documents=False,
+    spec_in_properties=False,
+    negation=False,
+    encoded_text=True,
+    fetch_keys_first=True,
+)
+
+
+def _major(version: str) -> int:
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def _unimplemented(exc: BaseException) -> bool:
+    code = getattr(exc, "code", None)
+    if callable(code):  # a grpc.RpcError
+        try:
+            code = code()
+        except Exception:  # pragma: no cover - defensive
+            return False
+    return "UNIMPLEMENTED" in str(getattr(code, "name", code)).upper()
+
+
+def detect_engine(client: Any, *, lite_file: bool) -> Engine:
+    """The engine line behind ``client`` (see the module docstring)."""
+    if lite_file:
+        try:
+            version = importlib.metadata.version("milvus-lite")
+        except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+            return CURRENT
+        return LITE2 if _major(version) < 3 else CURRENT
+    try:
+        client.get_server_version()
+    except Exception as exc:
+        if _unimplemented(exc):
+            return LITE2
+    return CURRENT
+
+
+__all__ = ["CATALOG", "CURRENT", "LITE2", "Engine", "detect_engine"]
