@@ -22,12 +22,17 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *session.posargs)
 
 
-@nox.session(name="conformance")
-@nox.parametrize("backend", BACKENDS)
-def conformance(session: nox.Session, backend: str) -> None:
-    """The conformance suite on one backend: ``nox -s "conformance(backend='pgvector')"``."""
-    session.install(*TEST_INSTALL)
-    session.run("pytest", f"tests/test_conformance_{backend}.py", *session.posargs)
+def _conformance_session(backend: str) -> None:
+    def run(session: nox.Session) -> None:
+        session.install(*TEST_INSTALL)
+        session.run("pytest", f"tests/test_conformance_{backend}.py", *session.posargs)
+
+    run.__doc__ = f"The conformance suite on {backend}."
+    nox.session(name=f"conformance-{backend}")(run)
+
+
+for _backend in BACKENDS:
+    _conformance_session(_backend)
 
 
 @nox.session(name="milvus_legacy", python=False)
@@ -47,6 +52,13 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     session.install("-e", ".[all]", "mypy>=1.11")
     session.run("mypy", "--strict", "src")
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """Regenerate docs/capabilities.md and the README's matrix from a conformance run."""
+    session.install(*TEST_INSTALL)
+    session.run("vectorport", "matrix", *session.posargs)
 
 
 @nox.session
