@@ -1,20 +1,17 @@
 """The quickstart: a small corpus, a filtered, a hybrid and a namespaced query.
 
 Runs on any store (the embedded default unless told otherwise), so the same script shows
-that the same calls mean the same thing on every backend. The text features are a tiny
-offline stand-in for an embedding model, so that nothing needs a download.
+that the same calls mean the same thing on every backend. Embeddings come from the
+offline hashing embedder and keyword vectors from BM25, so nothing needs a download.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
-from collections import Counter
 from collections.abc import Callable
 
 from vectorport.core.store import Store
-from vectorport.core.types import Match, SparseVector
+from vectorport.core.types import Match
+from vectorport.embedders import BM25Encoder, HashingEmbedder
 
 DIMENSION = 64
 INDEX_NAME = "quickstart"
@@ -34,30 +31,8 @@ CORPUS: list[dict[str, object]] = [
      "metadata": {"topic": "ops", "year": 2021, "tags": ["consistency"]}},
 ]
 
-_WORD = re.compile(r"[a-z0-9_]+")
-
-
-def _bucket(token: str, size: int) -> int:
-    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=4).digest(), "little") % size
-
-
-def embed(text: str) -> list[float]:
-    """Hashed word and character-trigram features, L2-normalised."""
-    vector = [0.0] * DIMENSION
-    for word in _WORD.findall(text.lower()):
-        vector[_bucket(word, DIMENSION)] += 1.0
-        padded = f" {word} "
-        for i in range(len(padded) - 2):
-            vector[_bucket(padded[i:i + 3], DIMENSION)] += 0.3
-    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return [x / norm for x in vector]
-
-
-def sparse(text: str) -> SparseVector:
-    """Term counts hashed to int32 ids: a keyword signal for hybrid search."""
-    counts = Counter(_bucket(w, 2**31 - 1) for w in _WORD.findall(text.lower()))
-    ordered = sorted(counts.items())
-    return SparseVector(tuple(i for i, _ in ordered), tuple(float(c) for _, c in ordered))
+EMBEDDER = HashingEmbedder(dimension=DIMENSION)
+"""The offline default embedder: hashed n-grams, so nothing needs a download."""
 
 
 def _show(title: str, matches: list[Match], say: Callable[[str], None]) -> None:
@@ -75,26 +50,32 @@ def run(store: Store, say: Callable[[str], None] = print) -> None:
     metric = "dotproduct" if use_sparse else "cosine"
     say(f"backend: {store.backend}")
     index = store.create_index(INDEX_NAME, DIMENSION, metric, sparse=use_sparse, exist_ok=True)
+    texts = [str(doc["text"]) for doc in CORPUS]
+    vectors = EMBEDDER.embed(texts)
+    bm25 = BM25Encoder().fit(texts)
+    keywords = bm25.encode_documents(texts)
     records = [
-        {"id": doc["id"], "vector": embed(str(doc["text"])), "metadata": doc["metadata"],
-         "document": doc["text"], **({"sparse": sparse(str(doc["text"]))} if use_sparse else {})}
-        for doc in CORPUS
+        {"id": doc["id"], "vector": vector, "metadata": doc["metadata"], "document": doc["text"],
+         **({"sparse": sparse} if use_sparse and sparse is not None else {})}
+        for doc, vector, sparse in zip(CORPUS, vectors, keywords, strict=True)
     ]
     index.upsert(records)
     index.upsert(records[:2], namespace="tenant-b")
     say(f"upserted {len(records)} records, and 2 more in namespace 'tenant-b'")
 
     question = "how do vector indexes trade speed and recall"
-    _show(f"dense query: {question!r}", index.query(embed(question), top_k=3), say)
+    asked = EMBEDDER.embed_text(question)
+    _show(f"dense query: {question!r}", index.query(asked, top_k=3), say)
     flt = {"topic": {"$in": ["database", "ml"]}, "year": {"$gte": 2024}}
-    _show(f"filtered query {flt}", index.query(embed(question), top_k=3, filter=flt), say)
-    if use_sparse:
-        keywords = "bm25 keyword hybrid"
-        _show(f"hybrid query (dense + sparse {keywords!r})",
-              index.query(embed(keywords), sparse=sparse(keywords), top_k=3), say)
+    _show(f"filtered query {flt}", index.query(asked, top_k=3, filter=flt), say)
+    keyword_query = "bm25 keyword hybrid"
+    sparse_query = bm25.encode_query(keyword_query)
+    if use_sparse and sparse_query is not None:
+        _show(f"hybrid query (dense + BM25 {keyword_query!r})",
+              index.query(EMBEDDER.embed_text(keyword_query), sparse=sparse_query, top_k=3), say)
     else:
         say(f"\n(hybrid skipped: {store.backend} declares no sparse/hybrid support)")
     _show("namespaced query in 'tenant-b'",
-          index.query(embed(question), top_k=3, namespace="tenant-b"), say)
+          index.query(asked, top_k=3, namespace="tenant-b"), say)
     say(f"\nrecords: {index.count()} in the default namespace, "
         f"{index.count('tenant-b')} in 'tenant-b'")
