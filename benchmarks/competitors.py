@@ -1,0 +1,82 @@
+"""What users load pgvector with today: LangChain's ``PGVector`` and LlamaIndex's
+``PGVectorStore``, run in a virtualenv of their own.
+
+They cannot share vectorport's environment: ``langchain-postgres`` pins ``pgvector`` below
+0.4 (vectorport's environment has 0.5), so installing them there would downgrade it. The
+benchmark drives them as a subprocess (:mod:`benchmarks.competitors_worker`) with the
+Python given by ``--competitors-python`` / ``VECTORPORT_BENCH_COMPETITORS_PYTHON``, or, by
+default, one it makes on first use in ``.bench/competitors`` (ignored by git) with
+``pip install`` of :data:`PACKAGES`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".bench" / "competitors"
+PACKAGES = ("langchain-postgres", "llama-index-vector-stores-postgres", "psycopg[binary]")
+WORKER = Path(__file__).resolve().parent / "competitors_worker.py"
+TIMEOUT_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class Load:
+    seconds: float
+    rows: int
+    version: str
+
+
+def python(configured: str | None) -> str:
+    """The competitors' Python: the configured one, else ``.bench/competitors``."""
+    if configured:
+        return configured
+    interpreter = VENV / "bin" / "python"
+    if not interpreter.exists():
+        print(f"  making {VENV} for LangChain and LlamaIndex (pip install, once)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(interpreter), "-m", "pip", "install", "--quiet", *PACKAGES],
+                       check=True)
+    return str(interpreter)
+
+
+def offline_environment(scratch: str) -> dict[str, str]:
+    """Environment for the worker: every library told to stay offline, caches empty."""
+    env = dict(os.environ)
+    empty = tempfile.mkdtemp(prefix="offline-", dir=scratch)
+    env.update({
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TIKTOKEN_CACHE_DIR": empty,
+        "NLTK_DATA": empty,
+        "LLAMA_INDEX_CACHE_DIR": empty,
+        "LANGCHAIN_TRACING_V2": "false",
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING": "false",
+        "DO_NOT_TRACK": "1",
+        "ANONYMIZED_TELEMETRY": "False",
+        "PYTHONPATH": "",
+    })
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def load(interpreter: str, library: str, uri: str, data_path: str, meta_path: str,
+         batch: int, scratch: str) -> Load:
+    """Run one load in the worker; raise with its output if it fails."""
+    done = subprocess.run(
+        [interpreter, str(WORKER), library, uri, data_path, meta_path, str(batch)],
+        capture_output=True, text=True, env=offline_environment(scratch),
+        timeout=TIMEOUT_SECONDS, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{library} worker failed ({done.returncode}):\n"
+                           f"{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return Load(float(result["seconds"]), int(result["rows"]), str(result["version"]))

@@ -1,0 +1,474 @@
+"""Facade overhead: vectorport against the raw SDK doing the same work on the same backend.
+
+Small calls make the overhead visible: a top-10 query returning metadata, and an upsert
+of 100 records, on 2,000 records of 384 dimensions. Each sample is a loop of calls; the
+vectorport and the raw samples alternate, and the medians are compared.
+
+What "the same work" means per backend:
+
+- **pgvector**: the same table, and psycopg sending the very SQL the adapter sends (the
+  benchmark renders the adapter's statement and checks it equals the hand-written one),
+  on one connection with the same settings (binary results, no server-side prepare);
+  upserts by binary COPY into a temporary table, then one ``INSERT … ON CONFLICT``.
+- **milvus** (milvus-lite), **turbopuffer** and **pinecone** (the project's emulators),
+  **chroma** (in process): the raw side is what the SDK's documentation shows, on its
+  own collection / namespace / index holding the same records with the same metric and
+  index type: ``MilvusClient.search``, ``Namespace.query``, ``Index.query``,
+  ``Collection.query`` and their upserts.
+
+Both sides start from the same Python data (ids, float32 numpy vectors, metadata dicts)
+and end with the results in hand, so conversions each side needs are in its time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import vectorport
+from benchmarks.common import (
+    DIM,
+    Figure,
+    Options,
+    Report,
+    Vectors,
+    alternating,
+    dataset,
+    metadata,
+    paired_medians,
+    record_id,
+    timed,
+)
+from benchmarks.servers import SERVERS
+
+SECTION = "facade overhead"
+RECORDS = 2_000
+TOP_K = 10
+QUERIES_PER_SAMPLE = 40
+SAMPLE_SECONDS = 0.4
+UPSERT_BATCH = 100
+TARGET = "≤ 1.05×"
+API_KEY_ENV = "VECTORPORT_BENCH_EMULATOR_KEY"
+EMULATOR_KEY = "emulator-key"
+
+
+@dataclass(frozen=True)
+class Batch:
+    ids: list[str]
+    vectors: Vectors
+    metadata: list[dict[str, Any]]
+
+    def records(self) -> list[tuple[str, Any, dict[str, Any]]]:
+        return list(zip(self.ids, self.vectors, self.metadata, strict=True))
+
+
+@dataclass(frozen=True)
+class Sides:
+    """One backend's vectorport and raw calls, and what the raw side must be told."""
+
+    vp_query: Callable[[Vectors], Sequence[str]]
+    raw_query: Callable[[Vectors], Sequence[str]]
+    vp_upsert: Callable[[Batch], object]
+    raw_upsert: Callable[[Batch], object]
+    notes: tuple[str, ...] = ()
+    prepare: Callable[[Vectors], Any] | None = None
+    adapter_query: Callable[[Any], object] | None = None
+    """The adapter called directly with a request ``prepare`` made beforehand (no facade),
+    to split the overhead between the facade and the adapter."""
+
+
+Setup = Callable[[Vectors, list[Batch]], contextlib.AbstractContextManager[Sides]]
+
+
+def _batches(data: Vectors, size: int) -> list[Batch]:
+    out = []
+    for start in range(0, len(data), size):
+        rows = range(start, min(start + size, len(data)))
+        out.append(Batch([record_id(i) for i in rows], data[start:start + size],
+                         [metadata(i) for i in rows]))
+    return out
+
+
+# -- pgvector ------------------------------------------------------------------------------
+
+RAW_PG_QUERY = (
+    "SELECT id, (1 - coalesce(nullif(vp_rank, 'NaN'::float8), 1))::float8 AS score, metadata,"
+    " document FROM (SELECT id, (embedding <=> %s::vector) AS vp_rank, metadata, document"
+    ' FROM "overhead"."vp_overhead" WHERE namespace = %s ORDER BY vp_rank, id LIMIT %s) AS hits'
+    " ORDER BY vp_rank, id"
+)
+RAW_PG_STAGE = (
+    "CREATE TEMP TABLE raw_stage (id text NOT NULL, embedding vector NOT NULL,"
+    " sparse sparsevec, metadata jsonb NOT NULL, document text) ON COMMIT DELETE ROWS"
+)
+RAW_PG_COPY = "COPY raw_stage (id, embedding, sparse, metadata, document) FROM STDIN (FORMAT BINARY)"
+RAW_PG_MERGE = (
+    'INSERT INTO "overhead"."vp_overhead" (namespace, id, embedding, sparse, metadata, document)'
+    " SELECT %s, id, embedding, sparse, metadata, document FROM raw_stage"
+    " ON CONFLICT (namespace, id) DO UPDATE SET embedding = EXCLUDED.embedding,"
+    " sparse = EXCLUDED.sparse, metadata = EXCLUDED.metadata, document = EXCLUDED.document"
+)
+
+
+@contextlib.contextmanager
+def _pgvector(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
+    import psycopg
+    from pgvector.psycopg import register_vector
+    from psycopg.types.json import Jsonb
+
+    from vectorport.adapters.pgvector import statements
+    from vectorport.adapters.pgvector.options import SESSION_DEFAULTS, index_layout
+    from vectorport.adapters.pgvector.schema import Names
+    from vectorport.testing.pgvector import libpq_uri
+
+    url = SERVERS.postgres()
+    store = vectorport.connect(f"{url}&schema=overhead")
+    try:
+        index = store.create_index("overhead", DIM, "cosine")
+        for batch in batches:
+            index.upsert(batch.records())
+        conn = psycopg.connect(libpq_uri(url), autocommit=True, prepare_threshold=None)
+        register_vector(conn)
+        conn.execute(RAW_PG_STAGE)
+        for name, value in SESSION_DEFAULTS:  # the adapter's session settings, for the same plan
+            conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        notes = ["pgvector: the raw connection runs the adapter's SQL with the adapter's session "
+                 "settings (iterative index scans on) and, like the adapter, no server-side "
+                 "prepared statements"]
+        probe = index.prepare_query(data[0], top_k=TOP_K)
+        adapter_sql = statements.query(Names("overhead"), index_layout(index.spec), probe)
+        if adapter_sql.sql.as_string(conn) != RAW_PG_QUERY:
+            notes.append("pgvector: the adapter's query SQL changed; the raw side's hand-written "
+                         "copy no longer matches it")
+        cursor = conn.cursor(binary=True)
+
+        def raw_query(q: Vectors) -> list[str]:
+            rows = cursor.execute(RAW_PG_QUERY, (q, "", TOP_K)).fetchall()
+            return [row[0] for row in rows]
+
+        def raw_upsert(batch: Batch) -> None:
+            with conn.transaction():
+                with conn.cursor() as cur, cur.copy(RAW_PG_COPY) as copy:
+                    copy.set_types(["text", "vector", "sparsevec", "jsonb", "text"])
+                    for rid, vec, meta in zip(batch.ids, batch.vectors, batch.metadata,
+                                              strict=True):
+                        copy.write_row((rid, vec, None, Jsonb(meta), None))
+                conn.execute(RAW_PG_MERGE, ("",))
+
+        yield Sides(
+            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
+            raw_query=raw_query,
+            vp_upsert=lambda b: index.upsert(b.records()),
+            raw_upsert=raw_upsert,
+            notes=tuple(notes),
+            prepare=lambda q: index.prepare_query(q, top_k=TOP_K),
+            adapter_query=lambda request: store.adapter.query(index.spec, request),
+        )
+        conn.close()
+    finally:
+        with contextlib.suppress(Exception):
+            store.delete_index("overhead")
+        store.close()
+
+
+# -- milvus --------------------------------------------------------------------------------
+
+META_FIELDS = ["source", "year", "rating", "lang", "tags", "bucket"]
+
+
+@contextlib.contextmanager
+def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
+    from pymilvus import MilvusClient
+
+    url = SERVERS.milvus()
+    store = vectorport.connect(url)
+    client = MilvusClient(uri=url.removeprefix("milvus://"))
+    try:
+        index = store.create_index("overhead", DIM, "cosine")
+        client.create_collection("raw_overhead", dimension=DIM, metric_type="COSINE",
+                                 id_type="string", max_length=64, auto_id=False,
+                                 enable_dynamic_field=True, consistency_level="Strong")
+
+        def raw_upsert(batch: Batch) -> None:
+            client.upsert("raw_overhead", [
+                {"id": rid, "vector": vec.tolist(), **meta}
+                for rid, vec, meta in zip(batch.ids, batch.vectors, batch.metadata, strict=True)
+            ])
+
+        def raw_query(q: Vectors) -> list[str]:
+            hits = client.search("raw_overhead", data=[q.tolist()], limit=TOP_K,
+                                 output_fields=META_FIELDS, consistency_level="Strong")
+            return [str(hit["id"]) for hit in hits[0]]
+
+        for batch in batches:
+            index.upsert(batch.records())
+            raw_upsert(batch)
+        yield Sides(
+            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
+            raw_query=raw_query,
+            vp_upsert=lambda b: index.upsert(b.records()),
+            raw_upsert=raw_upsert,
+            notes=("milvus: the adapter asks for top_k + 16 candidates with their vectors and "
+                   "rescores them exactly in float64 (exact scores, ties at the cut by id); the "
+                   "raw search asks for 10 without vectors, and adds no namespace filter",),
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            client.drop_collection("raw_overhead")
+        with contextlib.suppress(Exception):
+            store.delete_index("overhead")
+        client.close()
+        store.close()
+
+
+# -- turbopuffer ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _turbopuffer(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
+    import turbopuffer
+
+    base = SERVERS.turbopuffer()
+    os.environ[API_KEY_ENV] = EMULATOR_KEY
+    store = vectorport.connect(f"turbopuffer://?base_url={base}&api_key_env={API_KEY_ENV}")
+    client = turbopuffer.Turbopuffer(api_key=EMULATOR_KEY, base_url=base, telemetry=False)
+    namespace = client.namespace("raw-overhead")
+    try:
+        index = store.create_index("overhead", DIM, "cosine")
+
+        def raw_upsert(batch: Batch) -> None:
+            namespace.write(
+                upsert_rows=[{"id": rid, "vector": vec.tolist(), **meta}
+                             for rid, vec, meta in zip(batch.ids, batch.vectors, batch.metadata,
+                                                       strict=True)],
+                distance_metric="cosine_distance",
+            )
+
+        def raw_query(q: Vectors) -> list[str]:
+            result = namespace.query(rank_by=("vector", "ANN", q.tolist()), top_k=TOP_K,
+                                     include_attributes=META_FIELDS)
+            return [str(row.id) for row in result.rows or []]
+
+        for batch in batches:
+            index.upsert(batch.records())
+            raw_upsert(batch)
+        yield Sides(
+            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
+            raw_query=raw_query,
+            vp_upsert=lambda b: index.upsert(b.records()),
+            raw_upsert=raw_upsert,
+            notes=("turbopuffer (emulator): the adapter asks for top_k + 1 rows to see ties at "
+                   "the cut, and writes each metadata field to a column typed by its kind",),
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            namespace.delete_all()
+        with contextlib.suppress(Exception):
+            store.delete_index("overhead")
+        client.close()
+        store.close()
+
+
+# -- pinecone ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _pinecone(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
+    from pinecone import Pinecone
+
+    host = SERVERS.pinecone()
+    os.environ[API_KEY_ENV] = EMULATOR_KEY
+    store = vectorport.connect(f"pinecone://?api_key_env={API_KEY_ENV}&host={host}")
+    pc = Pinecone(api_key=EMULATOR_KEY, host=host)
+    try:
+        index = store.create_index("overhead", DIM, "cosine")
+        model = pc.indexes.create(
+            name="raw-overhead",
+            schema={"fields": {"_values": {"type": "dense_vector", "dimension": DIM,
+                                           "metric": "cosine"}}},
+            deployment={"deployment_type": "managed", "cloud": "aws", "region": "us-east-1"},
+            timeout=-1,
+        )
+        raw = pc.index(host=model.host)
+
+        def raw_upsert(batch: Batch) -> None:
+            raw.upsert(vectors=[(rid, vec.tolist(), meta) for rid, vec, meta in
+                                zip(batch.ids, batch.vectors, batch.metadata, strict=True)],
+                       namespace="")
+
+        def raw_query(q: Vectors) -> list[str]:
+            answer = raw.query(vector=q.tolist(), top_k=TOP_K, include_metadata=True,
+                               namespace="")
+            return [m.id for m in answer.matches]
+
+        for batch in batches:
+            index.upsert(batch.records())
+            raw_upsert(batch)
+        index.query(data[0], top_k=1)  # the first strong read waits for the writes
+        yield Sides(
+            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
+            raw_query=raw_query,
+            vp_upsert=lambda b: index.upsert(b.records()),
+            raw_upsert=raw_upsert,
+            notes=("pinecone (emulator): vectorport's default strong reads wait until a query "
+                   "reports the namespace caught up with this client's writes (an extra "
+                   "round trip after each upsert), ask for top_k + 1 to see ties at the cut, "
+                   "and encode ids and exact ints; the raw query does not wait",),
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            pc.indexes.delete("raw-overhead")
+        with contextlib.suppress(Exception):
+            store.delete_index("overhead")
+        store.close()
+
+
+# -- chroma --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _chroma(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
+    import chromadb
+    from chromadb.config import Settings
+
+    store = vectorport.connect("chroma+memory://")
+    client = chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
+    collection = client.create_collection(
+        "raw_overhead", configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
+    try:
+        index = store.create_index("overhead", DIM, "cosine")
+
+        def raw_upsert(batch: Batch) -> None:
+            collection.upsert(ids=batch.ids, embeddings=batch.vectors,
+                              metadatas=batch.metadata)  # type: ignore[arg-type]
+
+        def raw_query(q: Vectors) -> list[str]:
+            result = collection.query(query_embeddings=q.reshape(1, -1), n_results=TOP_K,
+                                      include=["metadatas", "distances"])
+            return list(result["ids"][0])
+
+        for batch in batches:
+            index.upsert(batch.records())
+            raw_upsert(batch)
+        yield Sides(
+            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
+            raw_query=raw_query,
+            vp_upsert=lambda b: index.upsert(b.records()),
+            raw_upsert=raw_upsert,
+            notes=("chroma: the adapter looks its collection up on every call, asks for "
+                   "top_k + 1 neighbours to see ties at the cut, and reads the stored "
+                   "metadata before each upsert so that an upsert replaces a record (Chroma's "
+                   "own upsert merges metadata keys); the raw upsert merges",),
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            client.delete_collection("raw_overhead")
+        with contextlib.suppress(Exception):
+            store.delete_index("overhead")
+        store.close()
+
+
+BACKENDS: dict[str, Setup] = {
+    "pgvector": _pgvector,
+    "milvus": _milvus,
+    "turbopuffer": _turbopuffer,
+    "pinecone": _pinecone,
+    "chroma": _chroma,
+}
+
+
+def _overlap(a: Sequence[str], b: Sequence[str]) -> float:
+    return len(set(a) & set(b)) / max(1, len(set(a) | set(b)))
+
+
+def run(report: Report, options: Options) -> None:
+    data, queries = dataset(RECORDS, DIM, QUERIES_PER_SAMPLE)
+    batches = _batches(data, UPSERT_BATCH)
+    samples = max(9, 3 * options.repeats)
+    for backend, setup in BACKENDS.items():
+        try:
+            context = setup(data, batches)
+            sides = context.__enter__()
+        except Exception as exc:  # an adapter not yet in the tree, a server that won't start
+            report.note(f"facade overhead: {backend} not measured: {type(exc).__name__}: {exc}")
+            continue
+        try:
+            _measure(report, backend, sides, queries, batches, samples)
+        except Exception as exc:
+            report.note(f"facade overhead: {backend} failed: {type(exc).__name__}: {exc}")
+            context.__exit__(type(exc), exc, exc.__traceback__)
+            continue
+        context.__exit__(None, None, None)
+    SERVERS.release("milvus", "turbopuffer", "pinecone")
+
+
+def _calls(fn: Callable[[], object], budget: float, low: int, high: int) -> int:
+    """How many calls fill about ``budget`` seconds (a sample long enough to time well)."""
+    fn()
+    seconds = statistics.median(timed(fn) for _ in range(3))
+    return max(low, min(high, round(budget / max(seconds, 1e-6))))
+
+
+def _measure(report: Report, backend: str, sides: Sides, queries: Vectors,
+             batches: list[Batch], samples: int) -> None:
+    for note in sides.notes:
+        report.note(note)
+    same = np.mean([_overlap(sides.vp_query(q), sides.raw_query(q)) for q in queries[:10]])
+    if same < 1.0:
+        report.note(f"facade overhead: {backend}: vectorport and the raw SDK agree on "
+                    f"{same:.0%} of the top-{TOP_K} ids (different index instances)")
+    calls = _calls(lambda: sides.raw_query(queries[0]), SAMPLE_SECONDS, 3, len(queries))
+    chosen = queries[:calls]
+
+    def query_loop(fn: Callable[[Vectors], object]) -> Callable[[], None]:
+        def loop() -> None:
+            for q in chosen:
+                fn(q)
+        return loop
+
+    if sides.prepare is not None and sides.adapter_query is not None:
+        # three sides in turn: vectorport, the adapter called directly, raw
+        requests = [sides.prepare(q) for q in chosen]
+        adapter_query = sides.adapter_query
+
+        def direct_loop() -> None:
+            for request in requests:
+                adapter_query(request)
+
+        loops = [query_loop(sides.vp_query), direct_loop, query_loop(sides.raw_query)]
+        for loop in loops:
+            loop()
+        vp, direct, raw = alternating([lambda fn=fn: timed(fn) for fn in loops], samples)
+        report.note(f"facade overhead: {backend} query split (medians of the same alternating "
+                    f"samples, µs per call): facade (validation, request, result order) ≈ "
+                    f"{(vp - direct) / calls * 1e6:.0f}, adapter (SQL composition, pool, row "
+                    f"mapping) ≈ {(direct - raw) / calls * 1e6:.0f}, raw psycopg "
+                    f"{raw / calls * 1e6:.0f}")
+    else:
+        vp, raw = paired_medians(query_loop(sides.vp_query), query_loop(sides.raw_query),
+                                 repeats=samples)
+    report.add(Figure(SECTION, f"{backend}: query, top {TOP_K} with metadata",
+                      vp / calls * 1e6, raw / calls * 1e6, "µs per call vs raw SDK", TARGET,
+                      higher_is_better=False))
+
+    cursor = {"vp": 0, "raw": 0}
+    per_sample = _calls(lambda: sides.raw_upsert(batches[-1]), SAMPLE_SECONDS, 2, len(batches))
+
+    def upsert_loop(side: str, fn: Callable[[Batch], object]) -> Callable[[], None]:
+        def loop() -> None:
+            for _ in range(per_sample):
+                fn(batches[cursor[side] % len(batches)])
+                cursor[side] += 1
+        return loop
+
+    vp, raw = paired_medians(upsert_loop("vp", sides.vp_upsert),
+                             upsert_loop("raw", sides.raw_upsert), repeats=samples)
+    report.add(Figure(SECTION, f"{backend}: upsert of {UPSERT_BATCH} records",
+                      vp / per_sample * 1e3, raw / per_sample * 1e3,
+                      "ms per call vs raw SDK", TARGET, higher_is_better=False))

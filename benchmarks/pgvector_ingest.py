@@ -1,0 +1,234 @@
+"""Ingestion into pgvector: ``--rows`` × 384 clustered vectors with metadata and a short
+text each, then the HNSW build.
+
+Loads, each into an empty table on the same server, from the same Python data (ids, a
+float32 matrix, metadata dicts, texts), batches of 5,000 for everyone:
+
+- **vectorport**: ``index.upsert(records)`` into an index created with
+  ``defer_index`` (its batches: binary COPY into a session temp table, then one
+  ``INSERT … ON CONFLICT`` each, two batches in flight);
+- **raw**: what a careful user writes with psycopg and pgvector-python on one
+  connection: binary COPY into a temp table, then ``INSERT … ON CONFLICT`` per batch,
+  into a table of the same layout (created by vectorport, so the same columns, primary
+  key and GIN index on the metadata);
+- **LangChain** ``PGVector.add_embeddings`` and **LlamaIndex** ``PGVectorStore.add``
+  (with precomputed embeddings, in their own tables with their default layouts), run
+  once each in a separate virtualenv (:mod:`benchmarks.competitors`).
+
+vectorport and raw alternate ``--repeats`` times (at least 3; the table is dropped and
+recreated, untimed, before each load); the median is reported.
+
+Then the HNSW index over the loaded vectorport table (m 16, ef_construction 64, cosine,
+both times): PostgreSQL's defaults (``maintenance_work_mem`` 64 MB unless the server
+says otherwise) with a plain ``CREATE INDEX``, then vectorport's ``build_index`` (1 GB
+``maintenance_work_mem``, 2 parallel workers, and an ``ANALYZE``). Each build runs once.
+The table is left loaded with vectorport's index for the recall section.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import numpy as np
+
+import vectorport
+from benchmarks import competitors
+from benchmarks.common import (
+    DIM,
+    Figure,
+    Options,
+    Report,
+    alternating,
+    dataset,
+    document,
+    metadata,
+    record_id,
+)
+from benchmarks.servers import SERVERS, LoadedTable
+
+SECTION = "ingestion (pgvector)"
+SCHEMA = "bench_ingest"
+VP_INDEX = "ingest_vp"
+RAW_INDEX = "ingest_raw"
+BATCH = 5_000
+
+RAW_STAGE = (
+    "CREATE TEMP TABLE raw_stage (id text NOT NULL, embedding vector NOT NULL,"
+    " metadata jsonb NOT NULL, document text) ON COMMIT DELETE ROWS"
+)
+RAW_COPY = "COPY raw_stage (id, embedding, metadata, document) FROM STDIN (FORMAT BINARY)"
+RAW_MERGE = (
+    'INSERT INTO "bench_ingest"."vp_ingest_raw" (namespace, id, embedding, metadata, document)'
+    " SELECT '', id, embedding, metadata, document FROM raw_stage"
+    " ON CONFLICT (namespace, id) DO UPDATE SET embedding = EXCLUDED.embedding,"
+    " metadata = EXCLUDED.metadata, document = EXCLUDED.document"
+)
+
+
+class _Data:
+    def __init__(self, rows: int) -> None:
+        self.vectors = dataset(rows, DIM)[0]
+        self.ids = [record_id(i) for i in range(rows)]
+        self.metadata = [metadata(i) for i in range(rows)]
+        self.texts = [document(i) for i in range(rows)]
+
+
+def _fresh(store: vectorport.Store, name: str) -> vectorport.Index:
+    store.delete_index(name, missing_ok=True)
+    return store.create_index(name, DIM, "cosine",
+                              backend_options={"pgvector": {"defer_index": True}})
+
+
+def _vectorport_load(store: vectorport.Store, data: _Data) -> float:
+    index = _fresh(store, VP_INDEX)
+    start = time.perf_counter()
+    index.upsert(({"id": i, "vector": v, "metadata": m, "document": t}
+                  for i, v, m, t in zip(data.ids, data.vectors, data.metadata, data.texts,
+                                        strict=True)), batch_size=BATCH)
+    return time.perf_counter() - start
+
+
+def _raw_load(store: vectorport.Store, uri: str, data: _Data) -> float:
+    import psycopg
+    from pgvector.psycopg import register_vector
+    from psycopg.types.json import Jsonb
+
+    _fresh(store, RAW_INDEX)
+    with psycopg.connect(uri, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute(RAW_STAGE)
+        start = time.perf_counter()
+        for lo in range(0, len(data.ids), BATCH):
+            hi = lo + BATCH
+            with conn.transaction():
+                with conn.cursor() as cur, cur.copy(RAW_COPY) as copy:
+                    copy.set_types(["text", "vector", "jsonb", "text"])
+                    for row in zip(data.ids[lo:hi], data.vectors[lo:hi],
+                                   map(Jsonb, data.metadata[lo:hi]), data.texts[lo:hi],
+                                   strict=True):
+                        copy.write_row(row)
+                conn.execute(RAW_MERGE)
+        return time.perf_counter() - start
+
+
+def _count(uri: str, table: str) -> int:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(uri) as conn:
+        query = sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(SCHEMA, table))
+        row = conn.execute(query).fetchone()
+        return int(row[0]) if row else 0
+
+
+def _competitors(report: Report, options: Options, uri: str, data: _Data,
+                 vp_rate: float) -> None:
+    scratch = SERVERS.scratch()
+    data_path = os.path.join(scratch, "ingest.npz")
+    meta_path = os.path.join(scratch, "ingest-metadata.json")
+    np.savez(data_path, vectors=data.vectors, ids=np.array(data.ids),
+             texts=np.array(data.texts))
+    with open(meta_path, "w", encoding="utf-8") as f:
+        json.dump(data.metadata, f)
+    try:
+        interpreter = competitors.python(options.competitors_python)
+    except Exception as exc:
+        report.note(f"ingestion: LangChain / LlamaIndex not measured: no environment for "
+                    f"them ({type(exc).__name__}: {exc})")
+        return
+    rates: dict[str, float] = {}
+    for library, title in (("langchain", "LangChain PGVector"),
+                           ("llamaindex", "LlamaIndex PGVectorStore")):
+        print(f"  loading with {title} …", flush=True)
+        try:
+            result = competitors.load(interpreter, library, uri, data_path, meta_path, BATCH,
+                                      scratch)
+        except Exception as exc:
+            report.note(f"ingestion: {title} failed: {exc}")
+            continue
+        if result.rows != len(data.ids):
+            report.note(f"ingestion: {title} left {result.rows} rows, not {len(data.ids)}")
+        rates[title] = len(data.ids) / result.seconds
+        report.add(Figure(SECTION, f"vectorport vs {title} ({result.version})", vp_rate,
+                          rates[title], "rows/s vs the library"))
+    if rates:
+        fastest = max(rates, key=lambda k: rates[k])
+        report.add(Figure(SECTION, f"vectorport vs the faster of LangChain / LlamaIndex "
+                          f"({fastest})", vp_rate, rates[fastest], "rows/s", "≥ 15×"))
+        report.note("ingestion: LangChain and LlamaIndex ran once each, in their own "
+                    "virtualenv (benchmarks/competitors.py), with precomputed embeddings, "
+                    "every socket connection and name lookup that is not local refused, "
+                    "in batches of 5,000 like the others, into their default table layouts "
+                    "(LangChain: jsonb metadata with a GIN index; LlamaIndex: json metadata, "
+                    "no metadata index)")
+
+
+def _hnsw(report: Report, options: Options, store: vectorport.Store, uri: str,
+          rows: int) -> None:
+    import psycopg
+    from psycopg import sql
+
+    table = sql.Identifier(SCHEMA, f"vp_{VP_INDEX}")
+    default_seconds = None
+    if options.slow_baselines:
+        with psycopg.connect(uri, autocommit=True) as conn:
+            settings = {name: conn.execute("SELECT current_setting(%s)", (name,)).fetchone()[0]  # type: ignore[index]
+                        for name in ("maintenance_work_mem",
+                                     "max_parallel_maintenance_workers")}
+            print(f"  HNSW build with PostgreSQL's defaults ({settings}) …", flush=True)
+            start = time.perf_counter()
+            conn.execute(sql.SQL("CREATE INDEX bench_default_hnsw ON {} "
+                                 "USING hnsw (embedding vector_cosine_ops)").format(table))
+            default_seconds = time.perf_counter() - start
+            conn.execute(sql.SQL("DROP INDEX {}").format(
+                sql.Identifier(SCHEMA, "bench_default_hnsw")))
+        report.note(f"ingestion: PostgreSQL's defaults here: maintenance_work_mem "
+                    f"{settings['maintenance_work_mem']}, max_parallel_maintenance_workers "
+                    f"{settings['max_parallel_maintenance_workers']}; pgvector's HNSW defaults "
+                    "m 16, ef_construction 64 equal vectorport's, so both builds make the same "
+                    "graph")
+    print("  HNSW build with vectorport's settings …", flush=True)
+    start = time.perf_counter()
+    store.adapter.build_index(VP_INDEX)  # type: ignore[attr-defined]
+    vp_seconds = time.perf_counter() - start
+    if default_seconds is not None:
+        report.add(Figure(SECTION, f"HNSW build after the load, vectorport's settings vs "
+                          f"PostgreSQL's defaults ({vp_seconds:.0f} s vs {default_seconds:.0f} s)",
+                          rows / vp_seconds, rows / default_seconds, "rows/s indexed",
+                          "≥ 3×"))
+    else:
+        report.note(f"ingestion: HNSW build with vectorport's settings took {vp_seconds:.0f} s "
+                    "(the default build was skipped)")
+
+
+def run(report: Report, options: Options) -> None:
+    from vectorport.testing.pgvector import libpq_uri
+
+    rows = options.rows
+    url = f"{SERVERS.postgres()}&schema={SCHEMA}"
+    uri = libpq_uri(url)
+    data = _Data(rows)
+    store = vectorport.connect(url)
+    try:
+        print(f"  loading {rows:,} rows: vectorport and raw COPY, alternately …", flush=True)
+        repeats = max(3, options.repeats if rows <= 20_000 else 3)
+        vp_seconds, raw_seconds = alternating(
+            [lambda: _vectorport_load(store, data), lambda: _raw_load(store, uri, data)],
+            repeats)
+        for table in (f"vp_{VP_INDEX}", f"vp_{RAW_INDEX}"):
+            if _count(uri, table) != rows:
+                report.note(f"ingestion: {table} holds {_count(uri, table)} rows, not {rows}")
+        vp_rate = rows / vp_seconds
+        report.add(Figure(SECTION, f"load {rows:,} rows: vectorport vs raw COPY → temp table "
+                          f"→ INSERT … ON CONFLICT ({vp_rate:,.0f} vs {rows / raw_seconds:,.0f} "
+                          "rows/s)", vp_seconds, raw_seconds, "s (lower is better)", "≤ 1.1×",
+                          higher_is_better=False))
+        store.delete_index(RAW_INDEX, missing_ok=True)
+        if options.slow_baselines:
+            _competitors(report, options, uri, data, vp_rate)
+        _hnsw(report, options, store, uri, rows)
+        SERVERS.loaded_pgvector = LoadedTable(url, VP_INDEX, rows)
+    finally:
+        store.close()
