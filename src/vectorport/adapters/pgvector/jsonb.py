@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
 
 from vectorport.core.errors import UnsupportedFeatureError
@@ -34,7 +35,9 @@ def check_text(value: str, what: str) -> None:
 
 
 def encode_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    # json.dumps(value, ensure_ascii=False) gives the same text, but its per-call setup
+    # costs ~4x the escaping itself; this is the C escaper dumps uses underneath.
+    return _encode_basestring(value)
 
 
 def encode_float(value: float) -> str:
