@@ -83,6 +83,22 @@ class Sides:
     to split the overhead between the facade and the adapter."""
 
 
+def _paired(index: Any, batches: Sequence[Batch], raw_query: Callable[[Vectors], Sequence[str]],
+            raw_upsert: Callable[[Batch], object], notes: tuple[str, ...]) -> Sides:
+    """Load the same batches through both sides, then pair vectorport's calls with the raw
+    ones (the common case; a backend needing more builds :class:`Sides` itself)."""
+    for batch in batches:
+        index.upsert(batch.records())
+        raw_upsert(batch)
+    return Sides(
+        vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
+        raw_query=raw_query,
+        vp_upsert=lambda b: index.upsert(b.records()),
+        raw_upsert=raw_upsert,
+        notes=notes,
+    )
+
+
 Setup = Callable[[Vectors, list[Batch]], contextlib.AbstractContextManager[Sides]]
 
 
@@ -206,18 +222,10 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                                  output_fields=META_FIELDS, consistency_level="Strong")
             return [str(hit["id"]) for hit in hits[0]]
 
-        for batch in batches:
-            index.upsert(batch.records())
-            raw_upsert(batch)
-        yield Sides(
-            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
-            raw_query=raw_query,
-            vp_upsert=lambda b: index.upsert(b.records()),
-            raw_upsert=raw_upsert,
-            notes=("milvus: the adapter asks for top_k + 16 candidates with their vectors and "
+        yield _paired(index, batches, raw_query, raw_upsert,
+                      notes=("milvus: the adapter asks for top_k + 16 candidates with their vectors and "
                    "rescores them exactly in float64 (exact scores, ties at the cut by id); the "
-                   "raw search asks for 10 without vectors, and adds no namespace filter",),
-        )
+                   "raw search asks for 10 without vectors, and adds no namespace filter",),)
     finally:
         with contextlib.suppress(Exception):
             client.drop_collection("raw_overhead")
@@ -255,17 +263,9 @@ def _turbopuffer(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                                      include_attributes=META_FIELDS)
             return [str(row.id) for row in result.rows or []]
 
-        for batch in batches:
-            index.upsert(batch.records())
-            raw_upsert(batch)
-        yield Sides(
-            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
-            raw_query=raw_query,
-            vp_upsert=lambda b: index.upsert(b.records()),
-            raw_upsert=raw_upsert,
-            notes=("turbopuffer (emulator): the adapter asks for top_k + 1 rows to see ties at "
-                   "the cut, and writes each metadata field to a column typed by its kind",),
-        )
+        yield _paired(index, batches, raw_query, raw_upsert,
+                      notes=("turbopuffer (emulator): the adapter asks for top_k + 1 rows to see ties at "
+                   "the cut, and writes each metadata field to a column typed by its kind",),)
     finally:
         with contextlib.suppress(Exception):
             namespace.delete_all()
@@ -353,19 +353,11 @@ def _chroma(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                                       include=["metadatas", "distances"])
             return list(result["ids"][0])
 
-        for batch in batches:
-            index.upsert(batch.records())
-            raw_upsert(batch)
-        yield Sides(
-            vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
-            raw_query=raw_query,
-            vp_upsert=lambda b: index.upsert(b.records()),
-            raw_upsert=raw_upsert,
-            notes=("chroma: the adapter looks its collection up on every call, asks for "
+        yield _paired(index, batches, raw_query, raw_upsert,
+                      notes=("chroma: the adapter looks its collection up on every call, asks for "
                    "top_k + 1 neighbours to see ties at the cut, and reads the stored "
                    "metadata before each upsert so that an upsert replaces a record (Chroma's "
-                   "own upsert merges metadata keys); the raw upsert merges",),
-        )
+                   "own upsert merges metadata keys); the raw upsert merges",),)
     finally:
         with contextlib.suppress(Exception):
             client.delete_collection("raw_overhead")
