@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from vectorport.core.types import Match, Metric, SparseVector
+from vectorport.core.types import Match, SparseVector
 
 Distance = Literal["cosine_distance", "l2", "l2_squared", "negative_dot", "dot", "cosine"]
 
@@ -26,10 +26,6 @@ def score_from_distance(kind: Distance, value: float) -> float:
     if kind == "negative_dot":
         return -value
     return value  # "dot" and "cosine" similarities are already scores
-
-
-def euclidean_score(distance: float) -> float:
-    return 1.0 / (1.0 + distance)
 
 
 def sparse_dot(query: SparseVector, stored: SparseVector | None) -> float:
@@ -61,23 +57,7 @@ def hybrid_scale(
     )
 
 
-RRF_K = 60
-
-
-def rrf_scores(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal rank fusion: ``Σ 1/(k + rank)`` with ranks counted from 1."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, rid in enumerate(ranking, start=1):
-            scores[rid] = scores.get(rid, 0.0) + 1.0 / (k + rank)
-    return scores
-
-
 def sort_matches(matches: Iterable[Match]) -> list[Match]:
     """Score descending, ties by id ascending: the contract's one order."""
     return sorted(matches, key=lambda m: (-m.score, m.id))
 
-
-def metric_distance_kind(metric: Metric) -> Distance:
-    """The distance kind most backends report for a metric (adapters may differ)."""
-    return {"cosine": "cosine_distance", "euclidean": "l2", "dotproduct": "negative_dot"}[metric]  # type: ignore[return-value]

@@ -96,7 +96,7 @@ from vectorport.core.errors import (
     ValidationError,
 )
 from vectorport.core.filters.ast import Filter
-from vectorport.core.scoring import euclidean_score, sort_matches
+from vectorport.core.scoring import score_from_distance, sort_matches
 from vectorport.core.types import (
     IdPage,
     Include,
@@ -750,7 +750,7 @@ def _tie_at_cut(matches: list[Any], top_k: int, asked: int) -> bool:
 
 def _score(metric: Metric, raw: float) -> float:
     if metric == "euclidean":  # Pinecone reports the squared distance
-        return euclidean_score(max(raw, 0.0) ** 0.5)
+        return score_from_distance("l2_squared", raw)
     return float(raw)
 
 

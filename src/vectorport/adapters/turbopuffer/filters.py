@@ -40,28 +40,26 @@ Compiled: TypeAlias = NativeFilter | bool
 _RANGE_OPS = {"$gt": "Gt", "$gte": "Gte", "$lt": "Lt", "$lte": "Lte"}
 
 
-def conjunction(children: Iterable[Compiled]) -> Compiled:
+def _combine(children: Iterable[Compiled], word: str, absorbing: bool) -> Compiled:
+    """``And`` (absorbed by False) or ``Or`` (absorbed by True), folding constants."""
     kept: list[NativeFilter] = []
     for child in children:
-        if child is False:
-            return False
-        if child is not True:
-            kept.append(child)
+        if isinstance(child, bool):
+            if child is absorbing:
+                return absorbing
+            continue  # the identity constant drops out
+        kept.append(child)
     if not kept:
-        return True
-    return kept[0] if len(kept) == 1 else ["And", kept]
+        return not absorbing
+    return kept[0] if len(kept) == 1 else [word, kept]
+
+
+def conjunction(children: Iterable[Compiled]) -> Compiled:
+    return _combine(children, "And", absorbing=False)
 
 
 def disjunction(children: Iterable[Compiled]) -> Compiled:
-    kept: list[NativeFilter] = []
-    for child in children:
-        if child is True:
-            return True
-        if child is not False:
-            kept.append(child)
-    if not kept:
-        return False
-    return kept[0] if len(kept) == 1 else ["Or", kept]
+    return _combine(children, "Or", absorbing=True)
 
 
 def negation(child: Compiled) -> Compiled:
