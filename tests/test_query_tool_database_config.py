@@ -15,39 +15,39 @@ from vectorport import ConfigError, FilterError, SparseVector
 from vectorport.agent import SECTION_KEYS, QueryOptions, options_for_backend
 from vectorport.core.filters.parse import parse_filter
 
-SEED_PINECONE = {"pinecone": {
+MASTRA_PINECONE = {"pinecone": {
     "namespace": "production",
     "sparse_vector": {"indices": [0, 1, 2, 3], "values": [0.1, 0.2, 0.15, 0.05]},
 }}
-SEED_PGVECTOR = {"pgvector": {"min_score": 0.7, "ef": 200, "probes": 10}}
-SEED_CHROMA = {"chroma": {"where": {"category": "technical", "status": "published"},
+MASTRA_PGVECTOR = {"pgvector": {"min_score": 0.7, "ef": 200, "probes": 10}}
+MASTRA_CHROMA = {"chroma": {"where": {"category": "technical", "status": "published"},
                           "where_document": {"$contains": "API"}}}
-SEED_TURBOPUFFER = {"turbopuffer": {"consistency": "eventual"}}
-SEED_MULTI = {"pinecone": {"namespace": "default"}, "pgvector": {"min_score": 0.8, "ef": 150},
+MASTRA_TURBOPUFFER = {"turbopuffer": {"consistency": "eventual"}}
+MASTRA_MULTI = {"pinecone": {"namespace": "default"}, "pgvector": {"min_score": 0.8, "ef": 150},
               "chroma": {"where": {"type": "documentation"}}}
 
 
 def test_pinecone_section() -> None:
-    options = options_for_backend(SEED_PINECONE, "pinecone")
+    options = options_for_backend(MASTRA_PINECONE, "pinecone")
     assert options.namespace == "production"
     assert options.sparse == SparseVector((0, 1, 2, 3), (0.1, 0.2, 0.15, 0.05))
     assert options.query_kwargs() == {"namespace": "production"}
 
 
 def test_pgvector_section() -> None:
-    options = options_for_backend(SEED_PGVECTOR, "pgvector")
+    options = options_for_backend(MASTRA_PGVECTOR, "pgvector")
     assert options.query_kwargs() == {"min_score": 0.7, "ef": 200, "probes": 10}
 
 
 def test_chroma_section() -> None:
-    options = options_for_backend(SEED_CHROMA, "chroma")
+    options = options_for_backend(MASTRA_CHROMA, "chroma")
     assert options.filter == parse_filter({"category": "technical", "status": "published"})
     assert options.query_kwargs() == {
         "backend_options": {"chroma": {"where_document": {"$contains": "API"}}}}
 
 
 def test_turbopuffer_section() -> None:
-    assert options_for_backend(SEED_TURBOPUFFER, "turbopuffer").query_kwargs() == {
+    assert options_for_backend(MASTRA_TURBOPUFFER, "turbopuffer").query_kwargs() == {
         "consistency": "eventual"}
 
 
@@ -66,13 +66,13 @@ def test_local_section() -> None:
 
 
 def test_multi_config_reads_only_the_active_section() -> None:
-    assert options_for_backend(SEED_MULTI, "pinecone").query_kwargs() == {"namespace": "default"}
-    assert options_for_backend(SEED_MULTI, "pgvector").query_kwargs() == {"min_score": 0.8,
+    assert options_for_backend(MASTRA_MULTI, "pinecone").query_kwargs() == {"namespace": "default"}
+    assert options_for_backend(MASTRA_MULTI, "pgvector").query_kwargs() == {"min_score": 0.8,
                                                                           "ef": 150}
-    assert options_for_backend(SEED_MULTI, "chroma").filter == parse_filter(
+    assert options_for_backend(MASTRA_MULTI, "chroma").filter == parse_filter(
         {"type": "documentation"})
-    assert options_for_backend(SEED_MULTI, "local") == QueryOptions()
-    assert options_for_backend(SEED_MULTI, "milvus") == QueryOptions()
+    assert options_for_backend(MASTRA_MULTI, "local") == QueryOptions()
+    assert options_for_backend(MASTRA_MULTI, "milvus") == QueryOptions()
 
 
 def test_other_sections_are_not_validated() -> None:
@@ -145,7 +145,7 @@ def test_a_third_party_backend_gets_generic_keys_and_its_own_section() -> None:
 
 
 def test_query_kwargs_is_a_fresh_copy() -> None:
-    options = options_for_backend(SEED_CHROMA, "chroma")
+    options = options_for_backend(MASTRA_CHROMA, "chroma")
     kwargs = options.query_kwargs()
     kwargs["backend_options"]["chroma"]["where_document"] = "changed"
     assert options.query_kwargs()["backend_options"]["chroma"]["where_document"] == {

@@ -60,7 +60,7 @@ FILES: dict[str, str | bytes] = {
 
 
 class Recorder:
-    """A batch embedder (the seed's ``batch: true``) recording every call's size."""
+    """A batch embedder (Mastra's ``batch: true``) recording every call's size."""
 
     def __init__(self, max_batch_size: int | None = None) -> None:
         self.inner = HashingEmbedder(64)

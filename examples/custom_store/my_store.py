@@ -102,7 +102,7 @@ class SearchOnlyStore:
 
 
 def open_chunk(store: Any, chunk_id: str) -> str:
-    """What an agent tool does with an opaque chunk id, on any store (the seed's pattern)."""
+    """What an agent tool does with an opaque chunk id, on any store (Mistral's search toolkit pattern)."""
     if isinstance(store, NavigableIndex):
         chunk = store.get_chunk(chunk_id)
         return "missing" if chunk is None else f"[{chunk.start_offset}:{chunk.end_offset}] {chunk.text!r}"

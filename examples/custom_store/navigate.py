@@ -40,7 +40,7 @@ def main(url: str | None) -> None:
             chunk_id = hits[0].chunk_id  # the opaque id an agent keeps from a search
             print(f"search hit: {chunk_id} score={hits[0].score:.3f}")
 
-            # The seed page's calling pattern, as written:
+            # Mistral's search toolkit calling pattern, as written:
             if isinstance(store, NavigableIndex):
                 chunk = store.get_chunk(chunk_id)
                 assert chunk is not None

@@ -1,4 +1,4 @@
-"""Basic usage: a vector query tool over one index (the seed's "Basic Usage").
+"""Basic usage: a vector query tool over one index (Mastra's "Basic Usage").
 
 Run: python examples/query_tool/basic.py
 """

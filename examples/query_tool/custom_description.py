@@ -1,4 +1,4 @@
-"""A custom tool description (the seed's "Example with Custom Description").
+"""A custom tool description (Mastra's "Example with Custom Description").
 
 The description is what the model reads to decide when to call the tool; it is fixed
 at creation. Here it is shown as an Anthropic tool definition.

@@ -1,8 +1,8 @@
-"""Database-specific configuration (the seed's "Database-Specific Configuration Examples").
+"""Database-specific configuration (Mastra's "Database-Specific Configuration Examples").
 
 ``database_config`` holds one section per database; only the section of the backend in
 use is applied, mapped onto vectorport's generic query options. This prints what each
-seed configuration becomes, then runs a multi-database tool on the embedded store,
+Mastra configuration becomes, then runs a multi-database tool on the embedded store,
 where the ``local`` section applies and the others are ignored.
 
 Run: python examples/query_tool/database_configs.py
@@ -13,7 +13,7 @@ from _corpus import CHUNKS, EMBEDDER, load
 import vectorport
 from vectorport.agent import create_vector_query_tool, options_for_backend
 
-SEED_CONFIGS = {
+MASTRA_CONFIGS = {
     "pinecone": {"pinecone": {
         "namespace": "production",
         "sparse_vector": {"indices": [0, 1, 2, 3], "values": [0.1, 0.2, 0.15, 0.05]},
@@ -26,7 +26,7 @@ SEED_CONFIGS = {
     "turbopuffer": {"turbopuffer": {"consistency": "eventual"}},
     "milvus": {"milvus": {"consistency": "strong", "ef": 64, "nprobe": 16}},
 }
-for backend, config in SEED_CONFIGS.items():
+for backend, config in MASTRA_CONFIGS.items():
     options = options_for_backend(config, backend)
     print(f"{backend:<12} -> {options.query_kwargs()}"
           + (f" filter={options.filter}" if options.filter else "")

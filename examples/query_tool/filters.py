@@ -1,4 +1,4 @@
-"""Agent-built metadata filters (the seed's "Example with Filters").
+"""Agent-built metadata filters (Mastra's "Example with Filters").
 
 With ``enable_filter=True`` the tool's input schema gains a ``filter`` property, and
 the model turns "content where version is greater than 2.0" into

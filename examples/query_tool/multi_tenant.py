@@ -1,4 +1,4 @@
-"""A vector store per tenant, picked from the request context (the seed's "Dynamic
+"""A vector store per tenant, picked from the request context (Mastra's "Dynamic
 Vector Store for Multi-Tenant Applications").
 
 The resolver receives the request context and returns the tenant's store (cached); the

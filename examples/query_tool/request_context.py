@@ -1,4 +1,4 @@
-"""Providing the parameters at runtime through a request context (the seed's "Example:
+"""Providing the parameters at runtime through a request context (Mastra's "Example:
 Using Request Context").
 
 The tool is created with only its model; the store name, index, top_k, an enforced

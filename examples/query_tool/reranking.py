@@ -1,4 +1,4 @@
-"""Reranking results (the seed's "Example with Reranking").
+"""Reranking results (Mastra's "Example with Reranking").
 
 The reranker combines a semantic relevance score (from an LLM, wrapped by
 ``LLMScorer``), the vector similarity and the original position, with weights that sum

@@ -1,4 +1,4 @@
-"""Overriding the database configuration at runtime (the seed's "Runtime Configuration
+"""Overriding the database configuration at runtime (Mastra's "Runtime Configuration
 Override").
 
 The tool's ``database_config`` is a default; a request context may replace it per

@@ -1,4 +1,4 @@
-"""Using the tool by itself, without an agent framework (the seed's "Usage Without a
+"""Using the tool by itself, without an agent framework (Mastra's "Usage Without a
 Mastra Server").
 
 The store is a durable ``local://`` file in a temporary folder here; point the URL at

@@ -1,11 +1,11 @@
-"""Advanced usage (the seed's second example): SQL storage, a durable vector store, a
+"""Advanced usage (Mastra's second example): SQL storage, a durable vector store, a
 threshold, an asymmetric message range, and one processor on both sides of an agent.
 
     const semanticRecall = new SemanticRecall({ storage, vector, embedder, topK: 5,
       messageRange: { before: 2, after: 1 }, scope: 'resource', threshold: 0.7 })
     new Agent({ inputProcessors: [semanticRecall, ...], outputProcessors: [semanticRecall, ...] })
 
-The seed keeps both in PostgreSQL. Here: ``PostgresStorage(DATABASE_URL)`` when that
+Mastra's example keeps both in PostgreSQL. Here: ``PostgresStorage(DATABASE_URL)`` when that
 variable is set, else ``SQLiteStorage`` in a temporary file; the vectors go to a
 ``local://`` store in the same temporary folder (any vectorport URL works, pgvector
 included). The "model" is a stub that answers from the recalled context.

@@ -1,4 +1,4 @@
-"""Basic usage (the seed's first example): a SemanticRecall processor.
+"""Basic usage (Mastra's first example): a SemanticRecall processor.
 
     const processor = new SemanticRecall({ storage: memoryStorage, vector: vectorStore,
       embedder: openai.embedding('text-embedding-3-small'), topK: 5, messageRange: 2,

@@ -1,4 +1,4 @@
-"""Recall across threads (the seed's "Rappel entre plusieurs fils").
+"""Recall across threads (Mastra's "Rappel entre plusieurs fils").
 
 With ``scope="resource"``, messages from the user's other conversations come back as
 ONE system message, each conversation labelled with its title and every line with its

@@ -1,4 +1,4 @@
-"""Automatic indexing (the seed's ``autoIndexPaths`` with ``init()``).
+"""Automatic indexing (Mastra's ``autoIndexPaths`` with ``init()``).
 
 Each entry is a folder (indexed recursively) or a glob pattern. ``init()`` reads the
 matching files and indexes them, the path being the document id. With a durable

@@ -1,4 +1,4 @@
-"""Batch embedding (the seed's ``batch: true`` and ``maxBatchSize``).
+"""Batch embedding (Mastra's ``batch: true`` and ``maxBatchSize``).
 
     embedder: Object.assign(async (texts) => (await embedMany({ model, values: texts })).embeddings,
                             { batch: true, maxBatchSize: 2048 })

@@ -1,4 +1,4 @@
-"""BM25 keyword search (the seed's ``bm25: true`` and ``bm25: { k1: 1.5, b: 0.75 }``).
+"""BM25 keyword search (Mastra's ``bm25: true`` and ``bm25: { k1: 1.5, b: 0.75 }``).
 
     const workspace = new Workspace({
       filesystem: new LocalFilesystem({ basePath: './workspace' }), bm25: true })

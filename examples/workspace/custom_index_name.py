@@ -1,4 +1,4 @@
-"""A custom search index name (the seed's ``searchIndexName``).
+"""A custom search index name (Mastra's ``searchIndexName``).
 
 By default the name comes from the workspace id (itself derived from the folder, so a
 re-opened workspace finds its index again). A custom name must be a valid SQL

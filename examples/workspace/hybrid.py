@@ -1,4 +1,4 @@
-"""Hybrid search (the seed's ``bm25: true`` with a ``vectorStore`` and ``embedder``).
+"""Hybrid search (Mastra's ``bm25: true`` with a ``vectorStore`` and ``embedder``).
 
 With both configured, ``mode="hybrid"`` is the default: the score is
 ``vector_weight · cosine + (1 − vector_weight) · bm25`` (BM25 normalised to its best

@@ -1,4 +1,4 @@
-"""Manual indexing (the seed's ``workspace.index(path, content, { metadata })``).
+"""Manual indexing (Mastra's ``workspace.index(path, content, { metadata })``).
 
 The path is the document id; metadata is stored with the document and can filter a
 search (with vectorport's filter language, the same in every mode). Useful for

@@ -1,4 +1,4 @@
-"""Searching (the seed's ``workspace.search(query)`` and its options).
+"""Searching (Mastra's ``workspace.search(query)`` and its options).
 
     const results = await workspace.search('authentication flow',
       { topK: 10, mode: 'hybrid', minScore: 0.5, vectorWeight: 0.5 })

@@ -1,4 +1,4 @@
-"""Vector search (the seed's ``vectorStore`` + ``embedder`` of one text at a time).
+"""Vector search (Mastra's ``vectorStore`` + ``embedder`` of one text at a time).
 
     const workspace = new Workspace({ filesystem, vectorStore: new PineconeVector({...}),
       embedder: async (text) => (await embed({ model, value: text })).embedding })

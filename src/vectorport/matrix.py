@@ -211,7 +211,7 @@ def feature_rows(binding: BindingResult) -> list[tuple[str, str]]:
 _NAVIGATION_TESTS = frozenset({
     "test_navigable_declaration", "test_ingest_then_read_everything",
     "test_walk_next_and_previous", "test_navigate_top_k_from_any_span", "test_read_window",
-    "test_edges_give_empty_lists", "test_unknown_source_raises", "test_seed_calling_pattern",
+    "test_edges_give_empty_lists", "test_unknown_source_raises", "test_toolkit_calling_pattern",
     "test_grep", "test_reingest_replaces_old_chunks", "test_sources_and_namespaces_do_not_mix",
     "test_navigation_async_forms",
 })

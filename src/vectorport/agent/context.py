@@ -13,7 +13,7 @@ from typing import Any
 
 
 class RequestContext(MutableMapping[str, Any]):
-    """A small mutable mapping with the seed's ``get`` / ``set`` spelling.
+    """A small mutable mapping with Mastra's ``get`` / ``set`` spelling.
 
     >>> ctx = RequestContext(tenant_id="acme")
     >>> ctx.set("top_k", 5)

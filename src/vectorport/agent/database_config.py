@@ -1,4 +1,4 @@
-"""Map the seed's ``database_config`` onto vectorport's generic query options.
+"""Map Mastra's ``databaseConfig`` (``database_config``) onto vectorport's generic query options.
 
 ``database_config`` holds one section per database, ``{"pinecone": {...},
 "pgvector": {...}}``, so one tool configuration can serve several backends. At query
@@ -26,7 +26,7 @@ A backend not in this table (a third-party adapter) may use the generic names
 ``where``); every other key of its section is handed to the adapter in
 ``backend_options[backend]``, which the adapter validates strictly itself.
 
-Keys are snake_case; the seed's camelCase spellings (``minScore``) are rejected with
+Keys are snake_case; Mastra's camelCase spellings (``minScore``) are rejected with
 the right name in the message.
 """
 

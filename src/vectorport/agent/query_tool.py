@@ -546,7 +546,7 @@ def create_vector_query_tool(
     tenant_filter: str | Callable[[str], Mapping[str, Any]] | None = None,
     tenant_namespace: bool = False,
 ) -> VectorQueryTool:
-    """Create a semantic search tool over a vectorport index (the seed's
+    """Create a semantic search tool over a vectorport index (Mastra's
     ``createVectorQueryTool``).
 
     ``model`` embeds the query (an :class:`~vectorport.embedders.Embedder`, or a function

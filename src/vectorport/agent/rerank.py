@@ -181,7 +181,7 @@ def rerank(
 
 @dataclass(frozen=True, slots=True)
 class Reranker:
-    """A reranking configuration for the query tool (the seed's ``reranker``).
+    """A reranking configuration for the query tool (Mastra's ``reranker``).
 
     ``scorer`` rates semantic relevance (an LLM wrapper, a cross-encoder, ...);
     ``weights`` defaults to semantic 0.4, vector 0.4, position 0.2; ``top_k`` keeps

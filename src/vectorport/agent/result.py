@@ -13,7 +13,7 @@ from vectorport.core.types import MetadataValue
 
 @dataclass(frozen=True, slots=True)
 class QuerySource:
-    """One retrieved chunk (the seed's ``QueryResult``).
+    """One retrieved chunk (Mastra's ``QueryResult``).
 
     ``vector`` is present only when vectors were asked for; ``document`` when the chunk
     has one; ``rerank`` holds the score components when a reranker ran, and ``score``

@@ -217,8 +217,8 @@ class NavigableConformance(_ProtocolBase):
         assert docs.get_chunk("nowhere#000000") is None
         assert docs.get_chunk(chunk_id("harbour", 10_000)) is None
 
-    def test_seed_calling_pattern(self, docs: Any) -> None:
-        """The seed page's pattern: keep an opaque chunk id from a search, resolve it."""
+    def test_toolkit_calling_pattern(self, docs: Any) -> None:
+        """Mistral's search toolkit pattern: keep an opaque chunk id from a search, resolve it."""
         spans = self.write_source(docs)
         target = spans[3]
         query = toy_embed([target.text])[0]

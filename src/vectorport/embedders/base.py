@@ -54,7 +54,7 @@ class AsyncEmbedder(Protocol):
 
 @runtime_checkable
 class ConfigurableEmbedder(Protocol):
-    """An embedder that takes per-request provider options (the seed's ``providerOptions``).
+    """An embedder that takes per-request provider options (Mastra's ``providerOptions``).
 
     ``with_options`` reads only its own provider's section, validates it strictly and
     returns an embedder configured with it; other sections are ignored, so one mapping

@@ -101,7 +101,7 @@ class OpenAICompatibleEmbedder:
     def dimension(self) -> int | None:
         return self._seen_dimension
 
-    # -- per-request options (the seed's providerOptions) ----------------------------
+    # -- per-request options (Mastra's providerOptions) ----------------------------
 
     def with_options(self, provider_options: ProviderOptions) -> OpenAICompatibleEmbedder:
         """A copy using this provider's section of ``provider_options`` (``dimensions``,

@@ -116,7 +116,7 @@ _MESSAGE_KEYS = frozenset({"role", "content", "id", "thread_id", "resource_id", 
 
 def as_message(raw: Message | Mapping[str, Any], *, thread_id: str | None = None,
                resource_id: str | None = None) -> Message:
-    """A :class:`Message` from a message or a dict (snake_case or the seed's camelCase
+    """A :class:`Message` from a message or a dict (snake_case or Mastra's camelCase
     keys). ``thread_id``/``resource_id`` fill in what the message leaves out; a message
     that names a different thread or resource than the one given is refused, since
     silently moving it would break isolation."""

@@ -1,6 +1,6 @@
 """Workspace paths, search index names, and how they map onto vectorport's rules.
 
-A search index name follows the seed's rule, a SQL identifier: a letter or underscore
+A search index name follows Mastra's rule, a SQL identifier: a letter or underscore
 first, then letters, digits and underscores, at most 63 characters. vectorport's own
 index names are stricter (``^[a-z][a-z0-9_]{2,44}$``, portable to every backend), so a
 name that is not already a valid vectorport name is mapped to a lower-case stem plus

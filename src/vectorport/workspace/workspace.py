@@ -55,7 +55,7 @@ _GROUP_ENTRIES = 256  # entries embedded per call during a sync (progress granul
 
 def resolve_embedder(embedder: Any) -> Embedder:
     """An :class:`Embedder` as is; a function of one text; or a batch function marked
-    as the seed does (``fn.batch = True``, optional ``fn.max_batch_size``)."""
+    as Mastra's Workspace does (``fn.batch = True``, optional ``fn.max_batch_size``)."""
     if isinstance(embedder, Embedder):
         return embedder
     if callable(embedder) and getattr(embedder, "batch", False) is True:

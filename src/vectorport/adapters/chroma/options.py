@@ -2,11 +2,11 @@
 
 Query options (``QueryRequest.backend_options["chroma"]``), validated strictly:
 
-- ``where_document``: Chroma's document filter (the seed's ``whereDocument``), with
+- ``where_document``: Chroma's document filter (Mastra's ``whereDocument``), with
   Chroma's own meaning: ``$contains``, ``$not_contains``, ``$regex``, ``$not_regex``
   (string operands) combined with ``$and``/``$or``. It is checked here, shape and
   types, before any I/O; a regex Chroma cannot parse fails in Chroma (``BackendError``).
-- ``where``: a metadata filter, as in the seed's ``databaseConfig.chroma.where``. It is
+- ``where``: a metadata filter, as in Mastra's ``databaseConfig.chroma.where``. It is
   **not** passed to Chroma raw (that would bypass the contract's semantics): it is parsed
   as a vectorport filter and ANDed with the query's ``filter``.
 
