@@ -3,8 +3,9 @@
 Every adapter call of :class:`Store`, :class:`Index` and :class:`AsyncIndex` goes
 through :func:`run` (sync) or :func:`arun` (async), so a policy plugin whose
 ``vectorport_before_operation`` raises stops the operation on every path, and
-``vectorport_after_operation`` sees every outcome, with the error if there was one.
-The hooks fire once per operation; retries of an idempotent operation happen inside.
+``vectorport_after_operation`` sees every outcome, with the error if there was one,
+including the refusal of a before hook (so metrics count refused operations too). The
+hooks fire once per operation; retries of an idempotent operation happen inside.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ class Runner:
         if not self.registry.has_operation_hooks():  # no plugin: no event, no clock
             return attempt()
         event = OperationEvent(self.backend, operation, index, namespace, size)
-        self.registry.before(event=event)
         started = time.perf_counter()
         error: BaseException | None = None
         try:
+            self.registry.before(event=event)
             return attempt()
         except BaseException as exc:
             error = exc
@@ -60,10 +61,10 @@ class Runner:
         if not self.registry.has_operation_hooks():
             return await (self.retry.acall(operation, fn) if idempotent else fn())
         event = OperationEvent(self.backend, operation, index, namespace, size)
-        self.registry.before(event=event)
         started = time.perf_counter()
         error: BaseException | None = None
         try:
+            self.registry.before(event=event)
             return await (self.retry.acall(operation, fn) if idempotent else fn())
         except BaseException as exc:
             error = exc

@@ -149,14 +149,16 @@ def vectorport_register_adapters(register: Callable[[AdapterEntry], None]) -> No
 
 @hookspec
 def vectorport_before_operation(event: OperationEvent) -> None:
-    """Called before each facade operation; raising stops the operation (policy)."""
+    """Called before each facade operation, sync or async; raising stops the operation
+    before any I/O (a policy), and the caller gets that exception."""
 
 
 @hookspec
 def vectorport_after_operation(
     event: OperationEvent, error: BaseException | None, seconds: float
 ) -> None:
-    """Called after each facade operation, with the error if it failed."""
+    """Called after each facade operation, with the error if it failed or a before hook
+    refused it, and the seconds it took (retries included)."""
 
 
 # -- the registry ----------------------------------------------------------------------
