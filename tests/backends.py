@@ -1,77 +1,51 @@
-"""Every backend the conformance suite runs, as URL launchers for the feature tests
-(query tool, recall, workspace), so that those run everywhere too.
+"""Every backend with a test launcher, as URL launchers for the feature tests (query
+tool, recall, workspace), so that those run everywhere too.
 
-Each entry is a name and a context manager factory giving a URL (starting and stopping
-what the backend needs). ``VECTORPORT_TEST_<NAME>_URL`` overrides an entry.
+The list comes from the registry: each plugin entry names its launcher
+(``AdapterEntry.test_launcher``, a context-manager factory giving a URL for a temporary
+folder; the built-in ones are in :mod:`vectorport.testing.launchers`). ``memory`` is the
+reference adapter's second, in-process form. ``VECTORPORT_TEST_<NAME>_URL`` overrides an
+entry.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-EMULATOR_KEY_ENV = "VECTORPORT_TEST_EMULATOR_KEY"
+from vectorport import default_registry
+from vectorport.testing.launchers import EMULATOR_KEY_ENV
+
+__all__ = ["ALL", "EMBEDDED", "EMULATOR_KEY_ENV", "Backend", "open_backend"]
+
+Launcher = Callable[[Path], AbstractContextManager[str]]
 
 
 @dataclass(frozen=True)
 class Backend:
     name: str
-    open: Callable[[Path], AbstractContextManager[str]]
+    open: Launcher
 
 
-@contextmanager
-def _postgres(tmp: Path) -> Iterator[str]:
-    from vectorport.testing.pgvector import running_postgres
-
-    with running_postgres() as url:
-        yield url
-
-
-@contextmanager
-def _milvus(tmp: Path) -> Iterator[str]:
-    from vectorport.testing.milvus import milvus_url
-
-    with milvus_url() as url:
-        yield url
+def _registered() -> list[Backend]:
+    found = []
+    for name, entry in sorted(default_registry().entries.items()):
+        launcher = entry.load_test_launcher()
+        if launcher is not None:
+            found.append(Backend(name, cast(Launcher, launcher)))
+    return found
 
 
-@contextmanager
-def _turbopuffer(tmp: Path) -> Iterator[str]:
-    from vectorport.testing.emulators.turbopuffer import running
-
-    os.environ.setdefault(EMULATOR_KEY_ENV, "emulator-key")
-    with running(api_key=os.environ[EMULATOR_KEY_ENV]) as server:
-        yield f"turbopuffer://?base_url={server.url}&api_key_env={EMULATOR_KEY_ENV}"
-
-
-@contextmanager
-def _pinecone(tmp: Path) -> Iterator[str]:
-    from vectorport.testing.emulators.pinecone import running
-
-    os.environ.setdefault(EMULATOR_KEY_ENV, "emulator-key")
-    with running(api_key=os.environ[EMULATOR_KEY_ENV]) as server:
-        yield f"pinecone://?api_key_env={EMULATOR_KEY_ENV}&host={server.url}"
-
-
-def _url(make: Callable[[Path], str]) -> Callable[[Path], AbstractContextManager[str]]:
-    return lambda tmp: nullcontext(make(tmp))
-
-
+_FROM_REGISTRY = _registered()
 EMBEDDED: list[Backend] = [
-    Backend("memory", _url(lambda tmp: "memory://")),
-    Backend("local", _url(lambda tmp: f"local://{tmp / 'store.db'}")),
+    Backend("memory", lambda tmp: nullcontext("memory://")),
+    *(b for b in _FROM_REGISTRY if b.name == "local"),
 ]
-ALL: list[Backend] = [
-    *EMBEDDED,
-    Backend("pgvector", _postgres),
-    Backend("chroma", _url(lambda tmp: f"chroma://{tmp / 'chroma'}")),
-    Backend("milvus", _milvus),
-    Backend("turbopuffer", _turbopuffer),
-    Backend("pinecone", _pinecone),
-]
+ALL: list[Backend] = [*EMBEDDED, *(b for b in _FROM_REGISTRY if b.name != "local")]
 
 
 def open_backend(backend: Backend, tmp: Path) -> AbstractContextManager[str]:

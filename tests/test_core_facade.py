@@ -292,3 +292,58 @@ def test_hybrid_scale() -> None:
 def test_connection_url_roundtrip() -> None:
     url = ConnectionURL(scheme="x", host="h", port=1, path="/p", query={"a": "b"})
     assert url.redacted() == "x://h:1/p?a=b"
+
+
+# --- plugin entries carry what the rest of the project needs to know of a backend ------
+
+
+def test_one_plugin_module() -> None:
+    from vectorport.core import hooks, plugin, registry
+
+    assert hooks.hookimpl is plugin.hookimpl is vectorport.hookimpl
+    assert registry.AdapterEntry is plugin.AdapterEntry is vectorport.AdapterEntry
+    assert registry.Registry is plugin.Registry
+
+
+def test_entry_query_tool_keys_are_immutable() -> None:
+    keys = {"nprobe": "probes"}
+    entry = AdapterEntry(name="x", schemes=("x",), adapter=LocalAdapter,
+                         capabilities=LOCAL_CAPABILITIES, query_tool_keys=keys)
+    keys["ef"] = "ef"  # the entry kept its own copy
+    assert dict(entry.query_tool_keys or {}) == {"nprobe": "probes"}
+    with pytest.raises(TypeError):
+        entry.query_tool_keys["ef"] = "ef"  # type: ignore[index]
+
+
+def test_built_in_entries_declare_launchers_keys_and_distributions() -> None:
+    from vectorport.agent import SECTION_KEYS
+
+    entries = vectorport.default_registry().entries
+    built_in = [e for e in entries.values()
+                if isinstance(e.adapter, str) and e.adapter.startswith("vectorport.adapters.")]
+    assert {e.name for e in built_in} >= {"local", "pgvector", "chroma", "milvus"}
+    for entry in built_in:
+        assert callable(entry.load_test_launcher()), entry.name
+        assert entry.name in SECTION_KEYS
+        assert {"namespace", "min_score"} <= set(SECTION_KEYS[entry.name])
+        assert entry.sdk_distributions or entry.name == "local"
+    assert entries["dictstore"].test_launcher is None and "dictstore" not in SECTION_KEYS
+
+
+def test_after_hooks_see_a_refusal() -> None:
+    registry = Registry(load_entry_points=False)
+    recorder = _Recorder()
+    seen: list[BaseException | None] = []
+
+    class _Errors:
+        @hookimpl
+        def vectorport_after_operation(self, event: OperationEvent, error: Any,
+                                       seconds: float) -> None:
+            seen.append(error)
+
+    registry.register_plugin(recorder, "recorder")
+    registry.register_plugin(_Errors(), "errors")
+    index = vectorport.Store(LocalAdapter(None), registry=registry).create_index("refuse", 2)
+    with pytest.raises(PermissionError):
+        index.count("forbidden")
+    assert isinstance(seen[-1], PermissionError)

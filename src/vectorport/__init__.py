@@ -15,7 +15,13 @@ from vectorport.core.adapter import (
     NativeAsyncAdapter,
     PatchableAdapter,
 )
-from vectorport.core.async_store import AsyncIndex, AsyncStore, connect_async
+from vectorport.core.async_store import (
+    AsyncIndex,
+    AsyncListableIndex,
+    AsyncPatchableIndex,
+    AsyncStore,
+    connect_async,
+)
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret, load_config, parse_url
 from vectorport.core.errors import (
@@ -33,8 +39,13 @@ from vectorport.core.errors import (
     VectorportError,
 )
 from vectorport.core.filters import Filter, matches, parse_filter, render_filter, to_nnf
-from vectorport.core.hooks import OperationEvent, hookimpl
-from vectorport.core.registry import AdapterEntry, Registry, default_registry
+from vectorport.core.plugin import (
+    AdapterEntry,
+    OperationEvent,
+    Registry,
+    default_registry,
+    hookimpl,
+)
 from vectorport.core.retry import RetryPolicy
 from vectorport.core.scoring import hybrid_scale
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
@@ -56,6 +67,8 @@ __all__ = [
     "Adapter",
     "AdapterEntry",
     "AsyncIndex",
+    "AsyncListableIndex",
+    "AsyncPatchableIndex",
     "AsyncStore",
     "BackendError",
     "Capabilities",

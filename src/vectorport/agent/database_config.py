@@ -6,12 +6,15 @@ time only the section named like the store's backend (``store.backend``) is read
 others are ignored. The active section is validated strictly: an unknown key is an
 error, never silently dropped.
 
-What each section may hold, and the generic option it becomes:
+What each section may hold, and the generic option it becomes, is declared by the
+backend's plugin entry (:attr:`vectorport.AdapterEntry.query_tool_keys`), so a new
+backend brings its keys along; :data:`SECTION_KEYS` and :func:`describe_sections` read
+them from the registry. Every section takes ``namespace`` → ``namespace=`` and
+``min_score`` → ``min_score=``; the built-in backends add:
 
 ============  ==========================================================================
 section       keys → ``Index.query`` option
 ============  ==========================================================================
-every one     ``namespace`` → ``namespace=``; ``min_score`` → ``min_score=``
 local         (only the two above)
 pinecone      ``sparse_vector`` (``{"indices": [...], "values": [...]}``) → ``sparse=``
 pgvector      ``ef`` → ``ef=``; ``probes`` → ``probes=``
@@ -21,10 +24,11 @@ turbopuffer   ``consistency`` (``"strong"`` / ``"eventual"``) → ``consistency=
 milvus        ``consistency`` → ``consistency=``; ``ef`` → ``ef=``; ``nprobe`` → ``probes=``
 ============  ==========================================================================
 
-A backend not in this table (a third-party adapter) may use the generic names
-(``namespace``, ``min_score``, ``ef``, ``probes``, ``consistency``, ``sparse_vector``,
-``where``); every other key of its section is handed to the adapter in
-``backend_options[backend]``, which the adapter validates strictly itself.
+A backend whose entry declares no keys (``query_tool_keys=None``, for example a
+third-party adapter) may use the generic names (``namespace``, ``min_score``, ``ef``,
+``probes``, ``consistency``, ``sparse_vector``, ``where``); every other key of its
+section is handed to the adapter in ``backend_options[backend]``, which the adapter
+validates strictly itself.
 
 Keys are snake_case; Mastra's camelCase spellings (``minScore``) are rejected with
 the right name in the message.
@@ -34,32 +38,52 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from vectorport.core import validation
 from vectorport.core.errors import ConfigError, FilterError, ValidationError
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.parse import parse_filter
+from vectorport.core.plugin import default_registry
 from vectorport.core.types import Consistency, SparseVector
 
-_GENERIC: dict[str, str] = {"namespace": "namespace", "min_score": "min_score"}
+_GENERIC: Mapping[str, str] = MappingProxyType({"namespace": "namespace", "min_score": "min_score"})
 
-SECTION_KEYS: Mapping[str, Mapping[str, str]] = {
-    "local": {**_GENERIC},
-    "pinecone": {**_GENERIC, "sparse_vector": "sparse"},
-    "pgvector": {**_GENERIC, "ef": "ef", "probes": "probes"},
-    "chroma": {**_GENERIC, "where": "filter", "where_document": "backend:where_document"},
-    "turbopuffer": {**_GENERIC, "consistency": "consistency"},
-    "milvus": {**_GENERIC, "consistency": "consistency", "ef": "ef", "nprobe": "probes"},
-}
-"""For each known backend: the keys its section accepts, and the option each becomes."""
 
-OTHER_BACKEND_KEYS: Mapping[str, str] = {
+
+class _SectionKeys(Mapping[str, Mapping[str, str]]):
+    """The registry's ``query_tool_keys``, each with the generic keys, read on access
+    (so plugins registered later count too)."""
+
+    def _sections(self) -> dict[str, Mapping[str, str]]:
+        return {name: MappingProxyType({**_GENERIC, **entry.query_tool_keys})
+                for name, entry in default_registry().entries.items()
+                if entry.query_tool_keys is not None}
+
+    def __getitem__(self, backend: str) -> Mapping[str, str]:
+        return self._sections()[backend]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sections())
+
+    def __len__(self) -> int:
+        return len(self._sections())
+
+    def __repr__(self) -> str:
+        return f"SECTION_KEYS({dict(self._sections())!r})"
+
+
+SECTION_KEYS: Mapping[str, Mapping[str, str]] = _SectionKeys()
+"""For each backend whose plugin entry declares them: the keys its section accepts, and
+the option each becomes."""
+
+OTHER_BACKEND_KEYS: Mapping[str, str] = MappingProxyType({
     **_GENERIC, "ef": "ef", "probes": "probes", "consistency": "consistency",
     "sparse_vector": "sparse", "where": "filter",
-}
+})
 """Generic keys understood in the section of a backend not in :data:`SECTION_KEYS`."""
 
 

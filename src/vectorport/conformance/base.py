@@ -10,15 +10,36 @@ from typing import Any, ClassVar
 
 import pytest
 
+from vectorport.conformance.dataset import FILTER_CASES
 from vectorport.conformance.reference import Expected
 from vectorport.core import validation
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS
+from vectorport.core.filters.ast import operators_used
+from vectorport.core.filters.parse import parse_filter
 from vectorport.core.store import Index, Store
-from vectorport.core.types import Match, Metric, Record
+from vectorport.core.types import METRICS, Match, Metric, Record
 
 BASE, OPPOSITE, ORTHOGONAL, QUERY = [1, 0, 0, 0], [-1, 0, 0, 0], [0, -1, -1, 0], [1, 0, 0, 0]
 FILTER_NAMESPACE = "filters"
 
 IndexFactory = Callable[..., Index]
+
+# Rows of the capability matrix. A test proves rows with ``@pytest.mark.feature(*rows)``;
+# ``when="declared"`` (the default): it proves a row whose feature the adapter declares;
+# ``"undeclared"``: it proves that an undeclared one raises UnsupportedFeatureError;
+# ``"always"``: both. ``vectorport matrix`` groups outcomes by these markers.
+CRUD = "upsert, fetch, delete by ids"
+HOSTILE = "hostile keys, values, names"
+BAD_INPUT = "bad input refused before writes"
+DIFFERENTIAL = "differential vs oracle"
+CONCURRENCY = "concurrency (threads, tasks)"
+METRIC_ROWS = tuple(f"metric {m}" for m in METRICS)
+FILTER_ROWS = tuple(f"filter {op}" for op in sorted(ALL_FILTER_OPERATORS))
+
+
+def filter_rows(case: str) -> tuple[str, ...]:
+    """The matrix rows of the operators that a :data:`FILTER_CASES` case uses."""
+    return tuple(f"filter {op}" for op in sorted(operators_used(parse_filter(FILTER_CASES[case]))))
 
 
 def unique_name(tag: str = "t") -> str:
@@ -69,8 +90,27 @@ def assert_same_matches(
 
 
 class SuiteBase:
+    """The settings every binding may change (listed in :mod:`vectorport.conformance.suite`)
+    and the fixtures every mixin shares."""
+
     known_filter_deviations: ClassVar[frozenset[str]] = frozenset()
     score_tolerance: ClassVar[float] = 1e-3
+    matrix_label: ClassVar[str | None] = None
+    matrix_include: ClassVar[bool] = True
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def store(cls) -> Iterator[Store]:
+        """Overridden by every binding; this one only says so."""
+        pytest.fail(
+            f"{cls.__name__} runs the conformance suite but does not provide the `store` "
+            "fixture: add a class-scoped fixture yielding a vectorport.Store, e.g.\n"
+            "    @pytest.fixture(scope=\"class\")\n    @classmethod\n"
+            "    def store(cls):\n        with vectorport.connect(URL) as store:\n"
+            "            yield store",
+            pytrace=False,
+        )
+        yield  # never reached; makes this a generator fixture like the bindings'
 
     @pytest.fixture
     def make_index(self, store: Store) -> Iterator[IndexFactory]:

@@ -17,15 +17,26 @@ class is a ``classmethod``). Every expected result comes
 from the oracle and the reference query, never from a previous run. Tests of features
 the adapter does not declare check that they raise :class:`UnsupportedFeatureError`.
 
-Class attributes a binding may set:
+Everything a binding may set (class attributes, and one method):
 
+- ``store`` (fixture, required): the :class:`Store` under test, class or session scope.
+  A binding that forgets it gets an error saying so, not a missing-fixture trace.
 - ``known_filter_deviations``: names of :data:`FILTER_CASES` that the adapter refuses
   with ``UnsupportedFeatureError`` although it declares every operator they use (for
   example a negation its backend cannot express exactly). The suite checks that each
   really raises, so a deviation is declared, documented and tested, never silent.
-- ``score_tolerance``: absolute tolerance of score comparisons (default 1e-3).
-- ``ann``: ``True`` when results come from an approximate index; ordering is then
-  still checked, but against the reference with the same tolerance on scores.
+- ``filter_deviation(node)`` (method): the same refusal as a predicate on a filter AST,
+  for the filters the differential test generates (default: refuses nothing).
+- ``score_tolerance``: absolute tolerance of score comparisons (default 1e-3); an
+  approximate (ANN) index passes the suite's small datasets exactly, so this is about
+  float rounding only.
+- ``differential_examples``: how many generated cases the differential test runs
+  against the oracle (default 300).
+- ``matrix_label``: the binding's column title in the capability matrix (default: the
+  class name without ``Test``); ``matrix_include = False`` leaves it out of the matrix.
+
+Each test names the matrix rows it proves with ``@pytest.mark.feature(...)`` (see
+:mod:`vectorport.conformance.base`); ``vectorport matrix`` groups outcomes by them.
 """
 
 from __future__ import annotations
@@ -37,8 +48,15 @@ import numpy as np
 import pytest
 
 from vectorport.conformance.base import (
+    BAD_INPUT,
     BASE,
+    CONCURRENCY,
+    CRUD,
+    DIFFERENTIAL,
     FILTER_NAMESPACE,
+    FILTER_ROWS,
+    HOSTILE,
+    METRIC_ROWS,
     OPPOSITE,
     ORTHOGONAL,
     QUERY,
@@ -46,6 +64,7 @@ from vectorport.conformance.base import (
     SuiteBase,
     assert_same_matches,
     canonical_records,
+    filter_rows,
     unique_name,
 )
 from vectorport.conformance.dataset import (
@@ -73,6 +92,7 @@ from vectorport.core.types import METRICS, Metric, Record, SparseVector
 
 
 class LifecycleTests(SuiteBase):
+    @pytest.mark.feature("index lifecycle")
     def test_create_describe_list_delete(self, store: Store) -> None:
         name = unique_name("life")
         metric = self.a_metric(store)
@@ -99,18 +119,21 @@ class LifecycleTests(SuiteBase):
             store.delete_index(name)
         store.delete_index(name, missing_ok=True)
 
+    @pytest.mark.feature("index lifecycle")
     @pytest.mark.parametrize("bad", ["", "ab", "Abc", "1abc", "a-b-c", "a" * 46, "a b c",
                                      "x'; drop", "ünï"])
     def test_bad_index_names_are_refused(self, store: Store, bad: str) -> None:
         with pytest.raises(ValidationError):
             store.create_index(bad, 4)
 
+    @pytest.mark.feature(*METRIC_ROWS, when="undeclared")
     def test_undeclared_metrics_raise(self, store: Store) -> None:
         for metric in METRICS:
             if metric not in store.capabilities.metrics:
                 with pytest.raises(UnsupportedFeatureError):
                     store.create_index(unique_name("m"), 4, metric)
 
+    @pytest.mark.feature("index lifecycle")
     def test_counts_in_describe(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([(f"a{i}", [1, i, 0, 0]) for i in range(3)])
@@ -121,6 +144,7 @@ class LifecycleTests(SuiteBase):
 
 
 class CrudTests(SuiteBase):
+    @pytest.mark.feature(CRUD)
     def test_upsert_count_fetch(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         rows = dataset_rows()[:10]
@@ -135,6 +159,7 @@ class CrudTests(SuiteBase):
             if store.capabilities.documents:
                 assert got.document == want.document
 
+    @pytest.mark.feature(CRUD)
     def test_reupsert_is_idempotent_and_replaces_metadata(
         self, store: Store, make_index: IndexFactory
     ) -> None:
@@ -150,6 +175,7 @@ class CrudTests(SuiteBase):
         assert index.count(filter={"b": {"$exists": True}}) == 0
         assert [m.id for m in index.query([0, 0, 1, 0], top_k=1)] == ["x"]
 
+    @pytest.mark.feature(CRUD)
     def test_repeated_ids_in_one_call_keep_the_last(
         self, store: Store, make_index: IndexFactory
     ) -> None:
@@ -158,6 +184,7 @@ class CrudTests(SuiteBase):
         assert index.count() == 1
         assert dict(index.fetch(["x"])["x"].metadata) == {"v": 2}
 
+    @pytest.mark.feature(CRUD)
     def test_numpy_input(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         vectors = np.eye(4, dtype=np.float64)
@@ -165,6 +192,7 @@ class CrudTests(SuiteBase):
         got = index.query(np.array([0, 0, 1, 0], dtype=np.float32), top_k=1)
         assert [m.id for m in got] == ["e2"]
 
+    @pytest.mark.feature(CRUD)
     def test_fetch_missing_and_empty(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         assert index.fetch(["nope"]) == {}
@@ -172,6 +200,7 @@ class CrudTests(SuiteBase):
         index.upsert([("a", [1, 0, 0, 0])])
         assert list(index.fetch(["nope", "a"])) == ["a"]
 
+    @pytest.mark.feature(CRUD)
     def test_delete_by_ids(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([(f"d{i}", [1, i, 0, 0]) for i in range(5)])
@@ -180,6 +209,7 @@ class CrudTests(SuiteBase):
         assert sorted(index.fetch([f"d{i}" for i in range(5)])) == ["d0", "d2", "d4"]
         assert {m.id for m in index.query([1, 0, 0, 0], top_k=10)} == {"d0", "d2", "d4"}
 
+    @pytest.mark.feature("delete by filter", when="always")
     def test_delete_by_filter(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         rows = dataset_rows()
@@ -195,6 +225,7 @@ class CrudTests(SuiteBase):
         assert index.count() == len(keep)
         assert sorted(index.fetch([r["id"] for r in rows])) == sorted(keep)
 
+    @pytest.mark.feature(CRUD)
     def test_delete_argument_errors(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([("a", [1, 0, 0, 0], {"k": 1})])
@@ -206,6 +237,7 @@ class CrudTests(SuiteBase):
             index.delete(filter={})
         assert index.count() == 1
 
+    @pytest.mark.feature("documents", when="always")
     def test_documents(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         row = {"id": "doc", "vector": [1, 0, 0, 0], "document": "the text", "metadata": {"k": 1}}
@@ -233,7 +265,8 @@ class CrudTests(SuiteBase):
 
 
 class ScoreTests(SuiteBase):
-    @pytest.mark.parametrize("metric", METRICS)
+    @pytest.mark.parametrize("metric", [
+        pytest.param(m, marks=pytest.mark.feature(f"metric {m}")) for m in METRICS])
     def test_score_table(self, store: Store, make_index: IndexFactory, metric: Metric) -> None:
         if metric not in store.capabilities.metrics:
             pytest.skip(f"{metric} not declared (checked by test_undeclared_metrics_raise)")
@@ -245,6 +278,7 @@ class ScoreTests(SuiteBase):
         got = index.query(QUERY, top_k=3)
         assert_same_matches(got, expected, self.score_tolerance, f"score table {metric}")
 
+    @pytest.mark.feature("order, ties, top_k")
     def test_sort_order_ties_and_top_k(self, store: Store, make_index: IndexFactory) -> None:
         metric = self.a_metric(store)
         index = make_index(metric=metric)
@@ -281,6 +315,7 @@ class ScoreTests(SuiteBase):
         with pytest.raises(DimensionMismatchError):
             index.query_many([[1, 0, 0]])
 
+    @pytest.mark.feature("min_score (inclusive)")
     def test_min_score_is_inclusive(self, store: Store, make_index: IndexFactory) -> None:
         caps = store.capabilities.metrics
         metric: Metric = "dotproduct" if "dotproduct" in caps else self.a_metric(store)
@@ -312,7 +347,8 @@ class FilterTests(SuiteBase):
         yield index, canonical_records(rows)
         store.delete_index(name, missing_ok=True)
 
-    @pytest.mark.parametrize("case", sorted(FILTER_CASES))
+    @pytest.mark.parametrize("case", [
+        pytest.param(c, marks=pytest.mark.feature(*filter_rows(c))) for c in sorted(FILTER_CASES)])
     def test_filter_case(
         self, store: Store, filter_index: tuple[Index, list[Record]], case: str
     ) -> None:
@@ -347,6 +383,7 @@ class FilterTests(SuiteBase):
                               namespace=FILTER_NAMESPACE)
             assert sorted(m.id for m in got) == want, raw
 
+    @pytest.mark.feature(*FILTER_ROWS, when="undeclared")
     def test_undeclared_operators_raise(
         self, store: Store, filter_index: tuple[Index, list[Record]]
     ) -> None:
@@ -365,6 +402,7 @@ class FilterTests(SuiteBase):
                 index.query([1, 0, 0, 0], filter=samples[op])
             assert store.backend in str(info.value) and op in str(info.value)
 
+    @pytest.mark.feature(HOSTILE)
     @pytest.mark.parametrize("key", HOSTILE_FIELD_NAMES)
     def test_hostile_field_names_are_refused(
         self, filter_index: tuple[Index, list[Record]], key: str
@@ -376,6 +414,7 @@ class FilterTests(SuiteBase):
             index.count(FILTER_NAMESPACE, filter={"$or": [{"year": 1}, {key: {"$ne": 1}}]})
         assert index.count(FILTER_NAMESPACE) == len(records)
 
+    @pytest.mark.feature(HOSTILE)
     @pytest.mark.parametrize("value", HOSTILE_STRINGS)
     def test_hostile_values_are_literal(
         self, store: Store, filter_index: tuple[Index, list[Record]], value: str
@@ -395,6 +434,7 @@ class FilterTests(SuiteBase):
         {"$not": {}}, {"a": {}}, {"a": {"$regex": "x"}}, {"$where": "1"}, {"a": [1, 2]},
         {"a": {"b": 1}}, {"a": b"bytes"}, {"a": {"$exists": 1}},
     ])
+    @pytest.mark.feature(BAD_INPUT)
     def test_bad_filters_raise_before_io(
         self, filter_index: tuple[Index, list[Record]], bad: dict[str, Any]
     ) -> None:
@@ -404,6 +444,7 @@ class FilterTests(SuiteBase):
 
 
 class NamespaceTests(SuiteBase):
+    @pytest.mark.feature("namespaces isolated")
     def test_isolation_of_every_operation(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([("same", [1, 0, 0, 0], {"ns": "a"}), ("only-a", [0, 1, 0, 0], {"ns": "a"})],
@@ -430,6 +471,7 @@ class NamespaceTests(SuiteBase):
         assert index.count("ns-a") == 0 and index.count() == 1
         assert set(index.list_namespaces()) == {""}
 
+    @pytest.mark.feature("namespaces isolated")
     @pytest.mark.parametrize("bad", ["-x", "a/b", "a b", "x" * 65, "ns'--", "é"])
     def test_bad_namespaces_are_refused(
         self, store: Store, make_index: IndexFactory, bad: str
@@ -453,6 +495,7 @@ def _sparse_rows() -> list[dict[str, Any]]:
 
 
 class SparseTests(SuiteBase):
+    @pytest.mark.feature("sparse vectors", "hybrid dense + sparse", when="undeclared")
     def test_sparse_undeclared_raises(self, store: Store) -> None:
         if store.capabilities.sparse:
             pytest.skip("sparse is declared")
@@ -469,6 +512,7 @@ class SparseTests(SuiteBase):
         index.upsert(rows)
         return index, canonical_records(rows)
 
+    @pytest.mark.feature("sparse vectors")
     def test_sparse_only_query(self, store: Store, make_index: IndexFactory) -> None:
         index, records = self._sparse_index(store, make_index)
         q = SparseVector((1, 7, 31), (1.0, 0.5, 2.0))
@@ -477,6 +521,7 @@ class SparseTests(SuiteBase):
         got = [m for m in index.query(sparse=q, top_k=len(records)) if m.score > 0]
         assert_same_matches(got, expected, self.score_tolerance, "sparse")
 
+    @pytest.mark.feature("hybrid dense + sparse", when="always")
     def test_hybrid_query(self, store: Store, make_index: IndexFactory) -> None:
         index, records = self._sparse_index(store, make_index)
         hybrid = store.capabilities.hybrid
@@ -493,6 +538,7 @@ class SparseTests(SuiteBase):
         tolerance = self.score_tolerance if hybrid == "sum" else 1e-6
         assert_same_matches(got, expected, tolerance, f"hybrid {hybrid}", top_k)
 
+    @pytest.mark.feature("hybrid dense + sparse")
     def test_hybrid_with_filter(self, store: Store, make_index: IndexFactory) -> None:
         index, records = self._sparse_index(store, make_index)
         if store.capabilities.hybrid == "none":
@@ -507,6 +553,7 @@ class SparseTests(SuiteBase):
         got = index.query(dense, sparse=q, filter=flt, top_k=4)
         assert_same_matches(got, expected, self.score_tolerance, "hybrid+filter", 4)
 
+    @pytest.mark.feature("sparse vectors")
     def test_sparse_fetch_roundtrip(self, store: Store, make_index: IndexFactory) -> None:
         index, records = self._sparse_index(store, make_index)
         want = records[3]
@@ -524,6 +571,7 @@ class SparseTests(SuiteBase):
 
 
 class OptionTests(SuiteBase):
+    @pytest.mark.feature("hint ef", "hint probes", when="always")
     def test_hints(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([(f"h{i}", [1, i / 10, 0, 0]) for i in range(10)])
@@ -537,6 +585,7 @@ class OptionTests(SuiteBase):
                 with pytest.raises(UnsupportedFeatureError):
                     index.query([1, 0.25, 0, 0], top_k=3, **kwargs)
 
+    @pytest.mark.feature("strong consistency", "eventual consistency", when="always")
     def test_consistency(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         index.upsert([("c1", [1, 0, 0, 0])])
@@ -559,6 +608,7 @@ class OptionTests(SuiteBase):
         others = {"no_such_backend": {"anything": 1}}
         assert [m.id for m in index.query([1, 0, 0, 0], backend_options=others)] == ["o1"]
 
+    @pytest.mark.feature("strong consistency")
     def test_strong_read_after_each_write(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         for i in range(3):
@@ -590,6 +640,7 @@ class ValidationTests(SuiteBase):
         {"id": "ok", "vector": [1, 0, 0, 0], "metadata": {"big": "x" * 41_000}},
         {"id": "ok", "vector": [1, 0, 0, 0], "unknown_field": 1},
     ])
+    @pytest.mark.feature(BAD_INPUT)
     def test_bad_record_writes_nothing(
         self, store: Store, make_index: IndexFactory, bad: dict[str, Any]
     ) -> None:
@@ -602,6 +653,7 @@ class ValidationTests(SuiteBase):
         assert index.fetch(["new"]) == {}
         assert dict(index.fetch(["keep"])["keep"].metadata) == {"v": 1}
 
+    @pytest.mark.feature(BAD_INPUT)
     def test_wrong_query_dimension(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         with pytest.raises(DimensionMismatchError):
@@ -609,6 +661,7 @@ class ValidationTests(SuiteBase):
         with pytest.raises(ValidationError):
             index.query()
 
+    @pytest.mark.feature(BAD_INPUT)
     def test_unicode_and_long_ids(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))
         ids = ["日本語-id", "a'b\"c", "x" * 512, "with space", "🙂"]
@@ -622,6 +675,18 @@ def _matches(node: Any, record: Record) -> bool:
     from vectorport.core.filters.oracle import matches
 
     return matches(node, record.metadata)
+
+
+def _mark_tests(cls: type, *rows: str) -> None:
+    """Give every test of a mixin kept in another module its matrix rows."""
+    for name, fn in vars(cls).items():
+        if name.startswith("test_") and callable(fn):
+            pytest.mark.feature(*rows)(fn)
+
+
+_mark_tests(HostileInputTests, HOSTILE)
+_mark_tests(ConcurrencyTests, CONCURRENCY)
+_mark_tests(DifferentialTests, DIFFERENTIAL)
 
 
 class ConformanceSuite(

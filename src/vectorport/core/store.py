@@ -1,21 +1,24 @@
 """The facade: :func:`connect`, :class:`Store` and :class:`Index`.
 
-This is the only layer users call. It validates every argument, checks it against the
-adapter's declared capabilities, batches writes and retries transient failures of
-idempotent operations, all before or around the adapter call, so that a bad call never
-reaches the database and a good one means the same thing on every backend.
+This is the only layer users call. Every operation takes one path: a pure request
+builder of :mod:`vectorport.core.requests` validates the arguments and checks them
+against the adapter's declared capabilities (no I/O); then the one operation wrapper of
+:mod:`vectorport.core.operations` calls the adapter between the operation hooks, with
+retries for idempotent operations; then the facade alone orders, cuts and applies
+``min_score`` to query results. So a bad call never reaches the database, and a good
+one means the same thing on every backend. The async facade
+(:mod:`vectorport.core.async_store`) shares both halves.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
-from vectorport.core import validation
+from vectorport.core import requests, validation
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
@@ -25,34 +28,25 @@ from vectorport.core.adapter import (
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import default_url, parse_url
 from vectorport.core.errors import (
-    BackendError,
     IndexExistsError,
     IndexNotFoundError,
     UnsupportedFeatureError,
-    ValidationError,
 )
-from vectorport.core.filters.ast import Filter, operators_used
-from vectorport.core.filters.parse import parse_filter
-from vectorport.core.hooks import OperationEvent
-from vectorport.core.registry import AdapterEntry, Registry, default_registry
+from vectorport.core.operations import Runner, settle_writes
+from vectorport.core.plugin import AdapterEntry, Registry, default_registry
+from vectorport.core.requests import QueryKwargs, RawFilter, Target
 from vectorport.core.retry import RetryPolicy
-from vectorport.core.scoring import sort_matches
 from vectorport.core.types import (
-    Consistency,
     IdPage,
-    Include,
     IndexInfo,
     IndexSpec,
-    IndexType,
     Match,
     MetadataValue,
     QueryRequest,
     Record,
-    RecordPatch,
 )
 
 T = TypeVar("T")
-_INDEX_TYPES = ("auto", "flat", "hnsw", "ivf")
 
 
 def connect(
@@ -94,10 +88,13 @@ class Store:
     def capabilities(self) -> Capabilities:
         return self.adapter.capabilities
 
+    @property
+    def runner(self) -> Runner:
+        """The operation wrapper (hooks, then retry) with this store's plugins and policy."""
+        return Runner(self.registry, self.retry, self.backend)
+
     def __repr__(self) -> str:
         return f"Store(backend={self.backend!r})"
-
-    # -- plumbing shared with Index ------------------------------------------------
 
     def _call(
         self,
@@ -109,20 +106,8 @@ class Store:
         size: int | None = None,
         idempotent: bool = True,
     ) -> T:
-        run: Callable[[], T] = (lambda: self.retry.call(operation, fn)) if idempotent else fn
-        if not self.registry.has_operation_hooks():
-            return run()
-        event = OperationEvent(self.backend, operation, index, namespace, size)
-        self.registry.before(event=event)
-        started = time.perf_counter()
-        error: BaseException | None = None
-        try:
-            return run()
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            self.registry.after(event=event, error=error, seconds=time.perf_counter() - started)
+        return self.runner.run(operation, fn, index=index, namespace=namespace, size=size,
+                               idempotent=idempotent)
 
     def unsupported(self, feature: str, detail: str = "") -> UnsupportedFeatureError:
         return UnsupportedFeatureError(self.backend, feature, detail)
@@ -141,30 +126,9 @@ class Store:
         backend_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> IndexSpec:
         """Validate creation arguments against the contract and the capabilities."""
-        caps = self.capabilities
-        spec = IndexSpec(
-            name=validation.index_name(name),
-            dimension=validation.dimension(dimension),
-            metric=validation.metric(metric),
-            sparse=bool(sparse),
-            index_type=_index_type(index_type),
-            index_params=dict(index_params or {}),
-            backend_options=dict(backend_options or {}),
-        )
-        if spec.metric not in caps.metrics:
-            raise self.unsupported(f"metric {spec.metric!r}")
-        if spec.sparse and not caps.sparse:
-            raise self.unsupported("sparse vectors")
-        if spec.index_type != "auto" and spec.index_type not in caps.index_types:
-            raise self.unsupported(f"index type {spec.index_type!r}")
-        if spec.dimension > caps.max_dimension:
-            raise ValidationError(
-                f"dimension {spec.dimension} exceeds this backend's limit of {caps.max_dimension}"
-            )
-        for key, value in spec.index_params.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValidationError(f"index parameter {key!r} must be a positive int")
-        return spec
+        return requests.build_spec(
+            self.backend, self.capabilities, name, dimension, metric, sparse=sparse,
+            index_type=index_type, index_params=index_params, backend_options=backend_options)
 
     def create_index(
         self,
@@ -232,11 +196,6 @@ class Store:
         self.close()
 
 
-def _index_type(value: str) -> IndexType:
-    if value not in _INDEX_TYPES:
-        raise ValidationError(f"unknown index type {value!r}; use one of {', '.join(_INDEX_TYPES)}")
-    return value  # type: ignore[return-value]
-
 
 class Index:
     """One index of a store. Every data operation takes ``namespace`` (default ``""``)."""
@@ -265,187 +224,22 @@ class Index:
     def _adapter(self) -> Adapter:
         return self.store.adapter
 
+    @property
+    def target(self) -> Target:
+        """What the request builders check against (backend, capabilities, spec)."""
+        return Target(self.store.backend, self.store.capabilities, self.spec)
+
     def _call(self, operation: str, fn: Callable[[], T], namespace: str | None = None,
               size: int | None = None, idempotent: bool = True) -> T:
-        return self.store._call(operation, fn, index=self.name, namespace=namespace,
-                                size=size, idempotent=idempotent)
+        return self.store.runner.run(operation, fn, index=self.name, namespace=namespace,
+                                     size=size, idempotent=idempotent)
 
-    # -- validation helpers shared with the async facade -------------------------------
+    def prepare_query(self, vector: Any = None, *, sparse: Any = None,
+                      **options: Unpack[QueryKwargs]) -> QueryRequest:
+        """The validated request :meth:`query` would send (no I/O)."""
+        return requests.build_query(self.target, vector, sparse=sparse, **options)
 
-    def prepare_records(self, records: Iterable[Any]) -> list[Record]:
-        """Validate every record (all before any write) and keep the last of repeated ids."""
-        caps = self.store.capabilities
-        if isinstance(records, (Record, Mapping)):
-            raise ValidationError("upsert takes a sequence of records, not a single record")
-        by_id: dict[str, Record] = {}
-        for position, raw in enumerate(records):
-            rec = validation.record(raw, self.dimension, self.spec.sparse, position)
-            if self.spec.metric == "cosine" and not rec.vector.any():
-                raise ValidationError(
-                    f"record {position} (id {rec.id!r}): a zero vector has no cosine similarity"
-                )
-            if rec.document is not None and not caps.documents:
-                raise self.store.unsupported("documents")
-            # validation.record already enforced the contract's limit; measure again only
-            # for a backend whose own limit is tighter.
-            if (caps.max_metadata_bytes < validation.MAX_METADATA_BYTES and rec.metadata
-                    and validation.metadata_size(rec.metadata) > caps.max_metadata_bytes):
-                raise ValidationError(
-                    f"record {position} (id {rec.id!r}): metadata exceeds this backend's "
-                    f"limit of {caps.max_metadata_bytes} bytes"
-                )
-            by_id.pop(rec.id, None)  # keep the position of the last occurrence
-            by_id[rec.id] = rec
-        return list(by_id.values())
-
-    def batches(self, records: Sequence[Record], batch_size: int | None) -> list[Sequence[Record]]:
-        limit = self.store.capabilities.max_batch_size
-        size = limit if batch_size is None else min(batch_size, limit)
-        if size < 1:
-            raise ValidationError("batch_size must be positive")
-        return [records[i:i + size] for i in range(0, len(records), size)]
-
-    def check_filter(self, raw: Mapping[str, Any] | Filter | None) -> Filter | None:
-        node = parse_filter(raw)
-        unsupported = operators_used(node) - self.store.capabilities.filter_operators
-        if unsupported:
-            raise self.store.unsupported(f"filter operator {', '.join(sorted(unsupported))}")
-        return node
-
-    def prepare_query(
-        self,
-        vector: Any = None,
-        *,
-        sparse: Any = None,
-        top_k: int = 10,
-        filter: Mapping[str, Any] | Filter | None = None,
-        namespace: str = "",
-        include_metadata: bool = True,
-        include_vectors: bool = False,
-        include_documents: bool = True,
-        min_score: float | None = None,
-        ef: int | None = None,
-        probes: int | None = None,
-        consistency: Consistency = "strong",
-        backend_options: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> QueryRequest:
-        caps = self.store.capabilities
-        if vector is None and sparse is None:
-            raise ValidationError("a query needs a dense vector, a sparse vector, or both")
-        dense = None
-        if vector is not None:
-            dense = validation.dense_vector(vector, self.dimension, "query vector")
-            if self.spec.metric == "cosine" and not dense.any():
-                raise ValidationError("a zero query vector has no cosine similarity")
-        sparse_q = None
-        if sparse is not None:
-            if not caps.sparse:
-                raise self.store.unsupported("sparse vectors")
-            if not self.spec.sparse:
-                raise ValidationError(f"index {self.name!r} was created without sparse vectors")
-            sparse_q = validation.sparse_vector(sparse, "sparse query")
-        if dense is not None and sparse_q is not None and caps.hybrid == "none":
-            raise self.store.unsupported("hybrid (dense + sparse) queries")
-        if min_score is not None and (
-            isinstance(min_score, bool) or not isinstance(min_score, (int, float))
-            or min_score != min_score
-        ):
-            raise ValidationError(f"min_score must be a number, got {min_score!r}")
-        for hint, value in (("ef", ef), ("probes", probes)):
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValidationError(f"{hint} must be a positive int, got {value!r}")
-            if hint not in caps.hints:
-                raise self.store.unsupported(f"the {hint!r} search hint")
-        if consistency not in ("strong", "eventual"):
-            raise ValidationError(f"consistency must be 'strong' or 'eventual', got {consistency!r}")
-        if consistency not in caps.consistency:
-            raise self.store.unsupported(f"{consistency} consistency")
-        options = dict(backend_options or {})
-        for section, section_options in options.items():
-            if not isinstance(section, str) or not isinstance(section_options, Mapping):
-                raise ValidationError("backend_options maps a backend name to a dict of options")
-        return QueryRequest(
-            namespace=validation.namespace(namespace),
-            top_k=validation.top_k(top_k, caps.max_top_k),
-            vector=dense,
-            sparse=sparse_q,
-            filter=self.check_filter(filter),
-            include=Include(metadata=include_metadata, vectors=include_vectors,
-                            documents=include_documents),
-            min_score=float(min_score) if min_score is not None else None,
-            ef=ef,
-            probes=probes,
-            consistency=consistency,
-            backend_options=options,
-        )
-
-    def query_many(
-        self,
-        vectors: Any,
-        *,
-        top_k: int = 10,
-        filter: Mapping[str, Any] | Filter | None = None,
-        namespace: str = "",
-        include_metadata: bool = True,
-        include_vectors: bool = False,
-        include_documents: bool = True,
-        min_score: float | None = None,
-        ef: int | None = None,
-        probes: int | None = None,
-        consistency: Consistency = "strong",
-        backend_options: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> list[list[Match]]:
-        """Many dense queries with the same options: one result list per row of
-        ``vectors`` (a 2-d array or a list of vectors). Adapters that can answer them in
-        one pass (:class:`BatchQueryAdapter`) do; others answer one by one."""
-        matrix = validation.dense_matrix(vectors, self.dimension)
-        if len(matrix) == 0:
-            return []
-        if self.spec.metric == "cosine" and not matrix.any(axis=1).all():
-            raise ValidationError("a zero query vector has no cosine similarity")
-        request = self.prepare_query(
-            matrix[0], top_k=top_k, filter=filter, namespace=namespace,
-            include_metadata=include_metadata, include_vectors=include_vectors,
-            include_documents=include_documents, min_score=min_score, ef=ef, probes=probes,
-            consistency=consistency, backend_options=backend_options,
-        )
-        adapter = self._adapter
-        if isinstance(adapter, BatchQueryAdapter):
-            template = replace(request, vector=None)
-            results = self._call("query_many", lambda: adapter.query_many(
-                self.spec, template, matrix), request.namespace, len(matrix))
-        else:
-            results = [
-                self._call("query", lambda row=row: adapter.query(  # type: ignore[misc]
-                    self.spec, replace(request, vector=row)), request.namespace, top_k)
-                for row in matrix
-            ]
-        return [self.finish_query(request, matches) for matches in results]
-
-    @staticmethod
-    def finish_query(request: QueryRequest, matches: list[Match]) -> list[Match]:
-        """Enforce the contract's order, bound and inclusive min_score on any adapter."""
-        if request.min_score is not None:
-            matches = [m for m in matches if m.score >= request.min_score]
-        return sort_matches(matches)[: request.top_k]
-
-    def prepare_delete(
-        self, ids: Iterable[str] | None, filter: Mapping[str, Any] | Filter | None
-    ) -> tuple[tuple[str, ...] | None, Filter | None]:
-        if (ids is None) == (filter is None):
-            raise ValidationError("delete takes ids or a filter: exactly one of them")
-        if ids is not None:
-            return validation.record_ids(ids), None
-        node = self.check_filter(filter)
-        if node is None:
-            raise ValidationError(
-                "an empty filter would delete everything; use delete_namespace() for that"
-            )
-        if not self.store.capabilities.delete_by_filter:
-            raise self.store.unsupported("delete by filter")
-        return None, node
+    finish_query = staticmethod(requests.finish_query)
 
     # -- data operations --------------------------------------------------------------
 
@@ -456,73 +250,72 @@ class Index:
 
         Records are ``Record`` values, dicts (``id``, ``vector``, ``metadata``,
         ``sparse``, ``document``) or ``(id, vector[, metadata])`` tuples. All are
-        validated before the first write; repeated ids keep the last. On failure the
-        :class:`BackendError` lists ``written_ids``; upserting again is always safe.
+        validated before the first write; repeated ids keep the last. Batches follow the
+        backend's ``max_batch_size``, up to ``write_concurrency`` of them at once. On
+        failure the :class:`BackendError` lists ``written_ids``; upserting again is
+        always safe.
         """
         ns = validation.namespace(namespace)
-        prepared = self.prepare_records(records)
-        batches = self.batches(prepared, batch_size)
-        written: list[str] = []
+        target = self.target
+        prepared = requests.build_records(target, records)
+        batches = requests.split_batches(target.capabilities, prepared, batch_size)
 
         def send(batch: Sequence[Record]) -> None:
             self._call("upsert", lambda: self._adapter.upsert(self.spec, ns, batch), ns, len(batch))
 
-        workers = self.store.capabilities.write_concurrency
-        try:
-            if workers > 1 and len(batches) > 1:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    futures = [(b, pool.submit(send, b)) for b in batches]
-                    failure: BaseException | None = None
-                    for batch, future in futures:
-                        try:
-                            future.result()
-                            written.extend(r.id for r in batch)
-                        except BaseException as exc:  # collect the first; others still land
-                            failure = failure or exc
-                    if failure is not None:
-                        raise failure
-            else:
-                for batch in batches:
+        outcomes: list[BaseException | None] = []
+        workers = target.capabilities.write_concurrency
+        if workers > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                # every batch is sent even when one fails: the others still land
+                for future in [pool.submit(send, b) for b in batches]:
+                    outcomes.append(future.exception())
+        else:
+            for batch in batches:
+                try:
                     send(batch)
-                    written.extend(r.id for r in batch)
-        except BackendError as exc:
-            exc.written_ids = tuple(written)
-            raise
+                    outcomes.append(None)
+                except BaseException as exc:  # stop at the first failure
+                    outcomes.append(exc)
+                    break
+        settle_writes(batches, outcomes)
         return len(prepared)
 
-    def query(
-        self,
-        vector: Any = None,
-        *,
-        sparse: Any = None,
-        top_k: int = 10,
-        filter: Mapping[str, Any] | Filter | None = None,
-        namespace: str = "",
-        include_metadata: bool = True,
-        include_vectors: bool = False,
-        include_documents: bool = True,
-        min_score: float | None = None,
-        ef: int | None = None,
-        probes: int | None = None,
-        consistency: Consistency = "strong",
-        backend_options: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> list[Match]:
+    def query(self, vector: Any = None, *, sparse: Any = None,
+              **options: Unpack[QueryKwargs]) -> list[Match]:
         """The ``top_k`` nearest records to a dense vector, a sparse vector, or both.
 
         ``filter`` is a Mongo-style dict (CONTRACT §2). ``min_score`` keeps scores
         ``>=`` it. ``ef`` and ``probes`` are ANN hints; ``consistency`` is ``"strong"``
         (read your writes) or ``"eventual"``; ``backend_options`` holds per-backend
         sections such as ``{"pgvector": {...}}``, each adapter reading only its own.
+        Defaults: ``top_k=10``, ``namespace=""``, metadata and documents included,
+        vectors not.
         """
-        request = self.prepare_query(
-            vector, sparse=sparse, top_k=top_k, filter=filter, namespace=namespace,
-            include_metadata=include_metadata, include_vectors=include_vectors,
-            include_documents=include_documents, min_score=min_score, ef=ef, probes=probes,
-            consistency=consistency, backend_options=backend_options,
-        )
+        request = requests.build_query(self.target, vector, sparse=sparse, **options)
         matches = self._call("query", lambda: self._adapter.query(self.spec, request),
                              request.namespace, request.top_k)
-        return self.finish_query(request, matches)
+        return requests.finish_query(request, matches)
+
+    def query_many(self, vectors: Any, **options: Unpack[QueryKwargs]) -> list[list[Match]]:
+        """Many dense queries with the same options: one result list per row of
+        ``vectors`` (a 2-d array or a list of vectors). Adapters that can answer them in
+        one pass (:class:`BatchQueryAdapter`) do; others answer one by one."""
+        request, matrix = requests.build_query_many(self.target, vectors, **options)
+        if len(matrix) == 0:
+            return []
+        adapter = self._adapter
+        if isinstance(adapter, BatchQueryAdapter):
+            template = replace(request, vector=None)
+            results = self._call("query_many", lambda: adapter.query_many(
+                self.spec, template, matrix), request.namespace, len(matrix))
+        else:
+            results = [
+                self._call("query", lambda row=row: adapter.query(  # type: ignore[misc]
+                    self.spec, replace(request, vector=row)), request.namespace, request.top_k)
+                for row in matrix
+            ]
+        return [requests.finish_query(request, matches) for matches in results]
 
     def fetch(self, ids: Iterable[str], namespace: str = "") -> dict[str, Record]:
         """The stored records among ``ids``, keyed and ordered by the ids asked for."""
@@ -531,29 +324,21 @@ class Index:
         if not wanted:
             return {}
         found = self._call("fetch", lambda: self._adapter.fetch(self.spec, ns, wanted), ns, len(wanted))
-        by_id = {r.id: r for r in found}
-        return {i: by_id[i] for i in dict.fromkeys(wanted) if i in by_id}
+        return requests.order_fetched(wanted, found)
 
-    def delete(
-        self,
-        ids: Iterable[str] | None = None,
-        *,
-        filter: Mapping[str, Any] | Filter | None = None,
-        namespace: str = "",
-    ) -> None:
+    def delete(self, ids: Iterable[str] | None = None, *, filter: RawFilter = None,
+               namespace: str = "") -> None:
         """Delete by ids or by filter (exactly one). Missing ids are not an error."""
         ns = validation.namespace(namespace)
-        id_tuple, node = self.prepare_delete(ids, filter)
+        id_tuple, node = requests.build_delete(self.target, ids, filter)
         if id_tuple == ():
             return
         self._call("delete", lambda: self._adapter.delete(self.spec, ns, id_tuple, node), ns,
                    len(id_tuple) if id_tuple else None)
 
-    def count(self, namespace: str = "", *, filter: Mapping[str, Any] | Filter | None = None) -> int:
+    def count(self, namespace: str = "", *, filter: RawFilter = None) -> int:
         ns = validation.namespace(namespace)
-        node = self.check_filter(filter)
-        if node is not None and not self.store.capabilities.count_by_filter:
-            raise self.store.unsupported("count with a filter")
+        node = requests.build_count(self.target, filter)
         return self._call("count", lambda: self._adapter.count(self.spec, ns, node), ns)
 
     def list_namespaces(self) -> list[str]:
@@ -570,36 +355,6 @@ class Index:
 class PatchableIndex(Index):
     """An index whose backend can change parts of a record in place."""
 
-    def prepare_patch(
-        self,
-        id: str,
-        *,
-        vector: Any = None,
-        sparse: Any = None,
-        metadata: Mapping[str, MetadataValue | None] | None = None,
-        document: str | None = None,
-    ) -> RecordPatch:
-        set_meta: dict[str, MetadataValue] = {}
-        unset: set[str] = set()
-        for key, value in (metadata or {}).items():
-            validation.metadata_key(key)
-            if value is None:
-                unset.add(key)
-            else:
-                set_meta[key] = validation.metadata_value(key, value)
-        if sparse is not None and not self.spec.sparse:
-            raise ValidationError(f"index {self.name!r} was created without sparse vectors")
-        if document is not None and not self.store.capabilities.documents:
-            raise self.store.unsupported("documents")
-        return RecordPatch(
-            id=validation.record_id(id),
-            vector=validation.dense_vector(vector, self.dimension) if vector is not None else None,
-            sparse=validation.sparse_vector(sparse) if sparse is not None else None,
-            set_metadata=set_meta,
-            unset_metadata=frozenset(unset),
-            document=validation.document(document),
-        )
-
     def patch(
         self,
         id: str,
@@ -613,8 +368,8 @@ class PatchableIndex(Index):
         """Replace the vector, merge metadata keys (``None`` deletes a key), set the
         document. Returns ``False`` when no record has that id."""
         ns = validation.namespace(namespace)
-        patch = self.prepare_patch(id, vector=vector, sparse=sparse, metadata=metadata,
-                                   document=document)
+        patch = requests.build_patch(self.target, id, vector=vector, sparse=sparse,
+                                     metadata=metadata, document=document)
         adapter = self._adapter
         assert isinstance(adapter, PatchableAdapter)
         return self._call("patch", lambda: adapter.patch(self.spec, ns, patch), ns, 1)
@@ -628,16 +383,12 @@ class ListableIndex(Index):
         namespace: str = "",
         *,
         prefix: str | None = None,
-        filter: Mapping[str, Any] | Filter | None = None,
+        filter: RawFilter = None,
         limit: int = 100,
         cursor: str | None = None,
     ) -> IdPage:
         ns = validation.namespace(namespace)
-        node = self.check_filter(filter)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValidationError(f"limit must be a positive int, got {limit!r}")
-        if prefix is not None and not isinstance(prefix, str):
-            raise ValidationError("prefix must be a str")
+        node = requests.build_list_ids(self.target, prefix=prefix, filter=filter, limit=limit)
         adapter = self._adapter
         assert isinstance(adapter, IdListingAdapter)
         return self._call("list_ids", lambda: adapter.list_ids(
@@ -648,7 +399,7 @@ class ListableIndex(Index):
         namespace: str = "",
         *,
         prefix: str | None = None,
-        filter: Mapping[str, Any] | Filter | None = None,
+        filter: RawFilter = None,
         page_size: int = 500,
     ) -> Iterator[str]:
         cursor: str | None = None

