@@ -14,6 +14,7 @@ from vectorport.core.adapter import (
     IdListingAdapter,
     NativeAsyncAdapter,
     PatchableAdapter,
+    ScanningAdapter,
 )
 from vectorport.core.async_store import AsyncIndex, AsyncStore, connect_async
 from vectorport.core.capabilities import Capabilities
@@ -46,6 +47,7 @@ from vectorport.core.types import (
     Match,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
     SparseVector,
 )
@@ -81,9 +83,11 @@ __all__ = [
     "PatchableIndex",
     "QueryRequest",
     "Record",
+    "RecordPage",
     "RecordPatch",
     "Registry",
     "RetryPolicy",
+    "ScanningAdapter",
     "Secret",
     "SourceNotFoundError",
     "SparseVector",

@@ -15,7 +15,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar
 
-from vectorport.core import validation
+from vectorport.core import scanning, validation
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
@@ -23,7 +23,7 @@ from vectorport.core.adapter import (
     PatchableAdapter,
 )
 from vectorport.core.capabilities import Capabilities
-from vectorport.core.config import default_url, parse_url
+from vectorport.core.config import ConnectionURL, default_url, parse_url
 from vectorport.core.errors import (
     BackendError,
     IndexExistsError,
@@ -48,6 +48,7 @@ from vectorport.core.types import (
     MetadataValue,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
 )
 
@@ -67,7 +68,7 @@ def connect(
     parsed = parse_url(url if url is not None else default_url())
     entry = registry.by_scheme(parsed.scheme)
     adapter = entry.load().from_url(parsed)
-    return Store(adapter, registry=registry, entry=entry, retry=retry)
+    return Store(adapter, registry=registry, entry=entry, retry=retry, url=parsed)
 
 
 class Store:
@@ -80,8 +81,11 @@ class Store:
         registry: Registry | None = None,
         entry: AdapterEntry | None = None,
         retry: RetryPolicy | None = None,
+        url: ConnectionURL | None = None,
     ) -> None:
         self.adapter = adapter
+        self.url = url
+        """The URL this store was opened from (its ``str`` has credentials masked)."""
         self.registry = registry or default_registry()
         self.entry = entry
         self.retry = retry or RetryPolicy()
@@ -565,6 +569,51 @@ class Index:
 
     def describe(self) -> IndexInfo:
         return self.store.describe_index(self.name)
+
+    def scan(
+        self,
+        namespace: str = "",
+        *,
+        filter: Mapping[str, Any] | Filter | None = None,
+        page_size: int = 500,
+        cursor: str | None = None,
+    ) -> Iterator[RecordPage]:
+        """Every record of ``namespace`` (matching ``filter``) exactly once, in any order,
+        with vector, sparse vector, metadata and document, a page at a time.
+
+        Each page's ``next_cursor`` is an opaque token: pass it as ``cursor`` (to this
+        index, namespace and filter) to resume after that page, in this process or
+        another. What a scan sees of writes made during it depends on the backend (see
+        its page in the docs); over an unchanging namespace it is exact.
+        """
+        ns = validation.namespace(namespace)
+        node = self.check_filter(filter)
+        if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+            raise ValidationError(f"page_size must be a positive int, got {page_size!r}")
+        page_size = min(page_size, self.store.capabilities.max_batch_size)
+        key = scanning.scan_key(self.store.backend, self.name, ns, node)
+        inner = scanning.decode_cursor(key, cursor) if cursor is not None else None
+        while True:
+            page = self._call("scan", lambda c=inner: scanning.scan_page(  # type: ignore[misc]
+                self._adapter, self.spec, ns, filter=node, page_size=page_size, cursor=c),
+                ns, page_size)
+            inner = page.next_cursor
+            token = scanning.encode_cursor(key, inner) if inner is not None else None
+            if page.records:  # an empty page (filtered away, or the end) is not shown
+                yield RecordPage(page.records, token)
+            if token is None:
+                return
+
+    def iter_records(
+        self,
+        namespace: str = "",
+        *,
+        filter: Mapping[str, Any] | Filter | None = None,
+        page_size: int = 500,
+    ) -> Iterator[Record]:
+        """:meth:`scan`, one record at a time."""
+        for page in self.scan(namespace, filter=filter, page_size=page_size):
+            yield from page.records
 
 
 class PatchableIndex(Index):
