@@ -201,3 +201,33 @@ def test_export_import_round_trip(tmp_path: Path, single_file: bool) -> None:
         assert (target.dimension, target.metric, target.spec.sparse) == (8, "cosine", True)
         assert_holds_exactly(target, written)
         assert verify_indexes(source, target).ok
+
+
+@pytest.mark.parametrize(("url", "store_url", "name"), [
+    ("local:///data/store.db/docs", "local:///data/store.db", "docs"),
+    ("pgvector://me@/app/docs?host=/run/pg", "pgvector://me@/app?host=/run/pg", "docs"),
+    ("pinecone:///docs?api_key_env=KEY", "pinecone://?api_key_env=KEY", "docs"),
+])
+def test_index_from_the_url(url: str, store_url: str, name: str) -> None:
+    from vectorport.transfer.cli import split_index_url
+
+    assert split_index_url(url, None) == (store_url, name)
+    assert split_index_url(url, "other") == (url, "other")
+    with pytest.raises(vectorport.ValidationError, match="--index"):
+        split_index_url("memory://", None)
+
+
+def test_cli_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from vectorport.cli import main
+
+    with vectorport.connect(f"local://{tmp_path}/a.db") as a:
+        fill(a, "planned", metric="dotproduct", count=4)
+    code = main(["copy", f"local://{tmp_path}/a.db/planned", f"local://{tmp_path}/b.db/planned",
+                 "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "create index 'planned': dimension 8, metric dotproduct" in out
+    assert "12 records in 3 namespace(s)" in out
+    with vectorport.connect(f"local://{tmp_path}/b.db") as b:
+        assert b.list_indexes() == []

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store, connect
@@ -25,7 +25,9 @@ def split_index_url(url: str, index: str | None) -> tuple[str, str]:
     if not last:
         raise ValidationError(f"no index name in {parts.scheme}://…: end the URL's path with "
                               "/INDEX or pass --index")
-    return urlunsplit((parts.scheme, parts.netloc, head, parts.query, parts.fragment)), last
+    # composed by hand: urlunsplit drops the '//' of 'local:///path' (an empty host)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}{head}{query}", last
 
 
 def _open(url: str, index: str | None, *, must_exist: bool) -> tuple[Store, str]:
