@@ -14,6 +14,7 @@ from vectorport.core.adapter import (
     IdListingAdapter,
     NativeAsyncAdapter,
     PatchableAdapter,
+    ScanningAdapter,
 )
 from vectorport.core.async_store import (
     AsyncIndex,
@@ -57,6 +58,7 @@ from vectorport.core.types import (
     Match,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
     SparseVector,
 )
@@ -94,9 +96,11 @@ __all__ = [
     "PatchableIndex",
     "QueryRequest",
     "Record",
+    "RecordPage",
     "RecordPatch",
     "Registry",
     "RetryPolicy",
+    "ScanningAdapter",
     "Secret",
     "SourceNotFoundError",
     "SparseVector",

@@ -1,4 +1,4 @@
-"""The ``vectorport`` command: backends, quickstart, emulators."""
+"""The ``vectorport`` command: backends, quickstart, emulators, copy/verify/export/import."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from vectorport.core.errors import VectorportError
 from vectorport.core.plugin import default_registry
 from vectorport.core.store import connect
+from vectorport.transfer.cli import add_parsers as add_transfer_parsers
+from vectorport.transfer.cli import configure_logging
 from vectorport.workspace.cli import add_parser as add_workspace_parser
 
 _CAPABILITY_COLUMNS = ("metrics", "sparse", "hybrid", "hints", "consistency", "patch",
@@ -112,11 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_matrix)
 
     add_workspace_parser(sub)
+    add_transfer_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("copy", "export", "import"):
+        configure_logging()
     try:
         code: int = args.func(args)
     except VectorportError as exc:

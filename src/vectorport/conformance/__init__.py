@@ -6,6 +6,7 @@ See :mod:`vectorport.conformance.suite` for how to bind it to a backend.
 from vectorport.conformance.dataset import FILTER_CASES, HOSTILE_FIELD_NAMES, HOSTILE_STRINGS
 from vectorport.conformance.protocols import NavigableConformance, PatchableConformance
 from vectorport.conformance.reference import reference_query
+from vectorport.conformance.scanning import ScanTests
 from vectorport.conformance.suite import (
     ConformanceSuite,
     CrudTests,
@@ -30,6 +31,7 @@ __all__ = [
     "NavigableConformance",
     "OptionTests",
     "PatchableConformance",
+    "ScanTests",
     "ScoreTests",
     "SparseTests",
     "ValidationTests",

@@ -76,6 +76,7 @@ from vectorport.conformance.dataset import (
 from vectorport.conformance.differential import DifferentialTests
 from vectorport.conformance.reference import reference_query
 from vectorport.conformance.robustness import ConcurrencyTests, HostileInputTests
+from vectorport.conformance.scanning import ScanTests
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.errors import (
     DimensionMismatchError,
@@ -701,5 +702,6 @@ class ConformanceSuite(
     SparseTests,
     OptionTests,
     ValidationTests,
+    ScanTests,
 ):
     """The whole suite. Subclass it (name the subclass ``Test…``) and provide ``store``."""

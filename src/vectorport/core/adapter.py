@@ -26,6 +26,7 @@ from vectorport.core.types import (
     Match,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
 )
 
@@ -145,3 +146,25 @@ class NativeAsyncAdapter(Protocol):
     ) -> list[Record]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ScanningAdapter(Protocol):
+    """Enumerates every record of a namespace, a page at a time (CONTRACT §8).
+
+    ``cursor`` is what the previous page returned as ``next_cursor`` (the facade wraps it
+    into an opaque token and checks it belongs to this scan), ``None`` for the first page.
+    Every record is returned exactly once over a whole scan of an unchanging namespace,
+    in any order, with its vector, sparse vector, metadata and document. An adapter
+    without it is scanned by the facade through :class:`IdListingAdapter` and ``fetch``.
+    """
+
+    def scan(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        filter: Filter | None,
+        page_size: int,
+        cursor: str | None,
+    ) -> RecordPage: ...

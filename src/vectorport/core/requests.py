@@ -235,6 +235,15 @@ def build_list_ids(target: Target, *, prefix: str | None, filter: RawFilter,
     return node
 
 
+def build_scan(target: Target, *, filter: RawFilter, page_size: int) -> tuple[Filter | None, int]:
+    """The parsed filter and the page size a scan asks the adapter for (at most the
+    backend's batch limit)."""
+    node = check_filter(target, filter)
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+        raise ValidationError(f"page_size must be a positive int, got {page_size!r}")
+    return node, min(page_size, target.capabilities.max_batch_size)
+
+
 def order_fetched(wanted: Sequence[str], found: Iterable[Record]) -> dict[str, Record]:
     """The records found, keyed and ordered by the ids asked for (repeats once)."""
     by_id = {r.id: r for r in found}

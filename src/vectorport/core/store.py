@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar, Unpack
 
-from vectorport.core import requests, validation
+from vectorport.core import requests, scanning, validation
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
@@ -26,7 +26,7 @@ from vectorport.core.adapter import (
     PatchableAdapter,
 )
 from vectorport.core.capabilities import Capabilities
-from vectorport.core.config import default_url, parse_url
+from vectorport.core.config import ConnectionURL, default_url, parse_url
 from vectorport.core.errors import (
     IndexExistsError,
     IndexNotFoundError,
@@ -44,6 +44,7 @@ from vectorport.core.types import (
     MetadataValue,
     QueryRequest,
     Record,
+    RecordPage,
 )
 
 T = TypeVar("T")
@@ -61,7 +62,7 @@ def connect(
     parsed = parse_url(url if url is not None else default_url())
     entry = registry.by_scheme(parsed.scheme)
     adapter = entry.load().from_url(parsed)
-    return Store(adapter, registry=registry, entry=entry, retry=retry)
+    return Store(adapter, registry=registry, entry=entry, retry=retry, url=parsed)
 
 
 class Store:
@@ -74,8 +75,11 @@ class Store:
         registry: Registry | None = None,
         entry: AdapterEntry | None = None,
         retry: RetryPolicy | None = None,
+        url: ConnectionURL | None = None,
     ) -> None:
         self.adapter = adapter
+        self.url = url
+        """The URL this store was opened from (its ``str`` has credentials masked)."""
         self.registry = registry or default_registry()
         self.entry = entry
         self.retry = retry or RetryPolicy()
@@ -350,6 +354,48 @@ class Index:
 
     def describe(self) -> IndexInfo:
         return self.store.describe_index(self.name)
+
+    def scan(
+        self,
+        namespace: str = "",
+        *,
+        filter: RawFilter = None,
+        page_size: int = 500,
+        cursor: str | None = None,
+    ) -> Iterator[RecordPage]:
+        """Every record of ``namespace`` (matching ``filter``) exactly once, in any order,
+        with vector, sparse vector, metadata and document, a page at a time.
+
+        Each page's ``next_cursor`` is an opaque token: pass it as ``cursor`` (to this
+        index, namespace and filter) to resume after that page, in this process or
+        another. What a scan sees of writes made during it depends on the backend (see
+        its page in the docs); over an unchanging namespace it is exact.
+        """
+        ns = validation.namespace(namespace)
+        node, page_size = requests.build_scan(self.target, filter=filter, page_size=page_size)
+        key = scanning.scan_key(self.store.backend, self.name, ns, node)
+        inner = scanning.decode_cursor(key, cursor) if cursor is not None else None
+        while True:
+            page = self._call("scan", lambda c=inner: scanning.scan_page(  # type: ignore[misc]
+                self._adapter, self.spec, ns, filter=node, page_size=page_size, cursor=c),
+                ns, page_size)
+            inner = page.next_cursor
+            token = scanning.encode_cursor(key, inner) if inner is not None else None
+            if page.records:  # an empty page (filtered away, or the end) is not shown
+                yield RecordPage(page.records, token)
+            if token is None:
+                return
+
+    def iter_records(
+        self,
+        namespace: str = "",
+        *,
+        filter: RawFilter = None,
+        page_size: int = 500,
+    ) -> Iterator[Record]:
+        """:meth:`scan`, one record at a time."""
+        for page in self.scan(namespace, filter=filter, page_size=page_size):
+            yield from page.records
 
 
 class PatchableIndex(Index):

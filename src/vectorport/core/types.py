@@ -198,3 +198,12 @@ class IdPage:
 
     ids: tuple[str, ...]
     next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPage:
+    """One page of a scan: whole records, and the opaque cursor that resumes after them
+    (``None`` on the last page)."""
+
+    records: tuple[Record, ...]
+    next_cursor: str | None

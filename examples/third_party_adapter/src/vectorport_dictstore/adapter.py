@@ -20,6 +20,7 @@ from vectorport import (
     Match,
     QueryRequest,
     Record,
+    RecordPage,
 )
 from vectorport.core.filters.ast import Filter
 from vectorport_dictstore.filters import compile_filter
@@ -109,6 +110,17 @@ class DictStoreAdapter:
         with self._lock:
             target = self._ns(index.name, namespace)
             return [target[i] for i in ids if i in target]
+
+    def scan(self, index: IndexSpec, namespace: str, *, filter: Filter | None,
+             page_size: int, cursor: str | None) -> RecordPage:
+        # In id order, resuming after the last id seen: stable across writes.
+        predicate = compile_filter(filter)
+        with self._lock:
+            target = self._ns(index.name, namespace)
+            ids = sorted(i for i, r in target.items()
+                         if (cursor is None or i > cursor) and predicate(r.metadata))
+            page = tuple(target[i] for i in ids[:page_size])
+        return RecordPage(page, page[-1].id if len(ids) > page_size else None)
 
     def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
                filter: Filter | None) -> None:

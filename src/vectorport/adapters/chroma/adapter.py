@@ -73,6 +73,7 @@ from vectorport.core.types import (
     Metric,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
 )
 
@@ -284,6 +285,30 @@ class ChromaAdapter:
                 for record in records_of(collection.get(
                     ids=chunk, include=["embeddings", "metadatas", "documents"]))
             ]
+
+    def scan(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        filter: Filter | None,
+        page_size: int,
+        cursor: str | None,
+    ) -> RecordPage:
+        """Pages by offset in Chroma's own storage order (its internal sequence ids):
+        exact over an unchanging collection; a record replaced during a scan moves to
+        the end and may be seen twice, one deleted may shift a neighbour out of view."""
+        compiled = compile_filter(filter)
+        offset = int(cursor) if cursor is not None else 0
+        with chroma_errors("scan"):
+            collection = self._data(index, namespace, create=False)
+            if collection is None or compiled.matches_nothing:
+                return RecordPage((), None)
+            got = collection.get(where=compiled.where, limit=page_size, offset=offset,
+                                 include=["embeddings", "metadatas", "documents"])
+        records = tuple(records_of(got))
+        more = len(records) == page_size
+        return RecordPage(records, str(offset + len(records)) if more else None)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         compiled = compile_filter(filter)

@@ -1,0 +1,153 @@
+"""Does the destination answer like the source? Counts, checksums, sample queries.
+
+Per namespace: the record counts; an order-independent checksum of the canonical
+records (:mod:`vectorport.transfer.canonical`) read by a full scan of each side; and a
+record-by-record comparison (every source page is fetched from the destination by id:
+vectors within float32 rounding, everything else exact). Then a
+sample of the source's own vectors is queried on both sides: where both indexes search
+exactly, the answers must agree (the same ids, scores within ``1e-4``, near-ties in
+either order); where either side is approximate, recall@k of the destination against the
+source is reported instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vectorport.core.errors import ValidationError
+from vectorport.core.store import Index
+from vectorport.core.types import DenseVector, Match, Record
+from vectorport.transfer.canonical import Checksum, same_record
+
+SCORE_TOLERANCE = 1e-4
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceCheck:
+    namespace: str
+    source_count: int
+    destination_count: int
+    source_checksum: str
+    destination_checksum: str
+    missing: int = 0
+    """Source records the destination does not have."""
+    different: int = 0
+    """Source records the destination holds otherwise."""
+
+    @property
+    def same(self) -> bool:
+        return (self.source_count == self.destination_count and not self.missing
+                and not self.different and self.source_checksum == self.destination_checksum)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    namespaces: tuple[NamespaceCheck, ...]
+    queries: int
+    exact: bool
+    agreeing: int
+    recall_at_k: float
+    top_k: int
+
+    @property
+    def ok(self) -> bool:
+        return all(n.same for n in self.namespaces) and (
+            not self.exact or self.agreeing == self.queries)
+
+    def describe(self) -> str:
+        lines = []
+        for n in self.namespaces:
+            mark = "same" if n.same else "DIFFERENT"
+            lines.append(f"  {n.namespace or '(default)'}: {n.source_count} → "
+                         f"{n.destination_count} records, checksum {n.source_checksum[:12]}… "
+                         f"→ {n.destination_checksum[:12]}…, {n.missing} missing, "
+                         f"{n.different} different ({mark})")
+        if self.queries:
+            if self.exact:
+                lines.append(f"  {self.agreeing}/{self.queries} sample queries give the same "
+                             f"top {self.top_k}")
+            else:
+                lines.append(f"  recall@{self.top_k} of {self.queries} sample queries: "
+                             f"{self.recall_at_k:.3f} (an approximate index on one side)")
+        lines.append("verified: the destination holds exactly the source's records"
+                     if self.ok else "verification FAILED")
+        return "\n".join(lines)
+
+    def raise_if_different(self) -> None:
+        if not self.ok:
+            raise ValidationError("the destination differs from the source:\n" + self.describe())
+
+
+def tally(expected: Sequence[Record], destination: Index, namespace: str, missing: int,
+          different: int) -> tuple[int, int]:
+    """Add to the counts of ``expected`` records absent from, or different in,
+    ``destination`` (fetched by id)."""
+    got = destination.fetch([r.id for r in expected], namespace=namespace)
+    for record in expected:
+        other = got.get(record.id)
+        if other is None:
+            missing += 1
+        elif not same_record(record, other):
+            different += 1
+    return missing, different
+
+
+def is_exact(index: Index) -> bool:
+    """Whether ``index`` answers queries by exhaustive search (the reference engine, or a
+    flat index); other indexes may be approximate."""
+    return index.store.backend == "local" or index.spec.index_type == "flat"
+
+
+def _same_answer(a: list[Match], b: list[Match]) -> bool:
+    if len(a) != len(b):
+        return False
+    if [m.id for m in a] == [m.id for m in b]:
+        return all(abs(x.score - y.score) <= SCORE_TOLERANCE for x, y in zip(a, b, strict=True))
+    # near-tied scores may come in either order, and either may be cut at top_k
+    return bool(np.allclose([m.score for m in a], [m.score for m in b], atol=SCORE_TOLERANCE))
+
+
+def verify_indexes(
+    source: Index,
+    destination: Index,
+    *,
+    namespaces: Sequence[str] | None = None,
+    sample_queries: int = 20,
+    top_k: int = 10,
+    page_size: int = 500,
+) -> VerifyReport:
+    """Compare ``destination`` with ``source`` namespace by namespace (every namespace of
+    either side unless ``namespaces``)."""
+    chosen = list(namespaces) if namespaces is not None else sorted(
+        set(source.list_namespaces()) | set(destination.list_namespaces()))
+    checks: list[NamespaceCheck] = []
+    samples: list[tuple[str, DenseVector]] = []
+    per_namespace = max(1, sample_queries // max(1, len(chosen)))
+    for ns in chosen:
+        left, right = Checksum(), Checksum()
+        missing = different = 0
+        for page in source.scan(ns, page_size=page_size):
+            left.add_all(page.records)
+            missing, different = tally(page.records, destination, ns, missing, different)
+            for record in page.records:
+                if len(samples) < sample_queries and sum(s[0] == ns for s in samples) < per_namespace:
+                    samples.append((ns, record.vector))
+        for page in destination.scan(ns, page_size=page_size):
+            right.add_all(page.records)
+        checks.append(NamespaceCheck(ns, left.count, right.count, left.hex, right.hex,
+                                     missing, different))
+    exact = is_exact(source) and is_exact(destination)
+    agreeing, found, wanted = 0, 0, 0
+    for ns, vector in samples:
+        want = source.query(vector, top_k=top_k, namespace=ns, include_metadata=False,
+                            include_documents=False)
+        got = destination.query(vector, top_k=top_k, namespace=ns, include_metadata=False,
+                                include_documents=False)
+        agreeing += _same_answer(want, got)
+        found += len({m.id for m in want} & {m.id for m in got})
+        wanted += len(want)
+    recall = found / wanted if wanted else 1.0
+    return VerifyReport(tuple(checks), len(samples), exact, agreeing, recall, top_k)
