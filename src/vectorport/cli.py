@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from vectorport.core.errors import VectorportError
 from vectorport.core.registry import default_registry
 from vectorport.core.store import connect
+from vectorport.mcp.cli import add_parser as add_mcp_parser
 from vectorport.workspace.cli import add_parser as add_workspace_parser
 
 _CAPABILITY_COLUMNS = ("metrics", "sparse", "hybrid", "hints", "consistency", "patch",
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_matrix)
 
     add_workspace_parser(sub)
+    add_mcp_parser(sub)
     return parser
 
 
