@@ -77,10 +77,11 @@ def test_one_span_per_operation_with_names_and_counts(plugin: TracingPlugin,
                         filter={"tenant": {"$eq": SECRET_WORDS[0]}})
     index.fetch(["r0", "r1"], namespace="ns-a")
     index.delete(["r3"], namespace="ns-a")
+    index.query_many([VECTOR, [0.5, 0.5, 0.5]], top_k=2, namespace="ns-a")
 
     spans = exporter.get_finished_spans()
     operations = [(s.attributes or {}).get("db.operation.name") for s in spans]
-    assert operations == ["create_index", "upsert", "query", "fetch", "delete"]
+    assert operations == ["create_index", "upsert", "query", "fetch", "delete", "query_many"]
 
     (query,) = by_operation(spans, "query")
     attrs = dict(query.attributes or {})
@@ -98,6 +99,8 @@ def test_one_span_per_operation_with_names_and_counts(plugin: TracingPlugin,
     assert dict(upsert.attributes or {})["vectorport.record_count"] == len(records)
     (fetch,) = by_operation(spans, "fetch")
     assert dict(fetch.attributes or {})["vectorport.record_count"] == 2
+    (batch,) = by_operation(spans, "query_many")
+    assert dict(batch.attributes or {})["vectorport.query_count"] == 2
 
     for span in spans:  # no metadata, document, filter or vector value anywhere
         text = all_values(span)

@@ -13,7 +13,8 @@ have one):
 ``db.collection.name``         the index
 ``vectorport.namespace``       the namespace, or its SHA-256 prefix
                                (``vectorport.namespace_hash``), or nothing
-``vectorport.top_k``           for ``query`` and ``query_many``
+``vectorport.top_k``           for ``query``
+``vectorport.query_count``     for ``query_many``: the queries of the batch
 ``vectorport.record_count``    records written, ids fetched or deleted, ids listed
 ``vectorport.retries``         transient failures retried inside the operation
 ``vectorport.duration_s``      the facade's own measure of the operation
@@ -44,7 +45,8 @@ NamespaceMode: TypeAlias = Literal["plain", "hash", "omit"]
 TRACER_NAME = "vectorport"
 RETRY_LOGGER = "vectorport.retry"
 
-_TOP_K_OPERATIONS = frozenset({"query", "query_many"})
+_SIZE_ATTRIBUTE = {"query": "vectorport.top_k", "query_many": "vectorport.query_count"}
+"""What ``OperationEvent.size`` means for operations other than the record ones."""
 _RECORD_OPERATIONS = frozenset({"upsert", "fetch", "delete", "patch", "list_ids"})
 
 
@@ -127,9 +129,8 @@ class TracingPlugin:
             else:
                 attrs["vectorport.namespace"] = event.namespace
         if event.size is not None:
-            key = ("vectorport.top_k" if event.operation in _TOP_K_OPERATIONS
-                   else "vectorport.record_count" if event.operation in _RECORD_OPERATIONS
-                   else "vectorport.size")
+            key = ("vectorport.record_count" if event.operation in _RECORD_OPERATIONS
+                   else _SIZE_ATTRIBUTE.get(event.operation, "vectorport.size"))
             attrs[key] = event.size
         return attrs
 
