@@ -29,6 +29,7 @@ from vectorport.agent import RequestContext, create_vector_query_tool
 from vectorport.chunks import ChunkedIndex, Chunker, NavigationDirection
 from vectorport.embedders import HashingEmbedder
 from vectorport.mcp.chunk_tools import chunk_dict
+from vectorport.mcp.ingest import IngestSpec, ingest_folder
 from vectorport.workspace import Workspace
 
 SOURCES = {
@@ -280,3 +281,28 @@ async def test_streamable_http_with_a_namespace_scope(store_url: str) -> None:
     assert [s["id"] for s in answer["sources"]] == ["ns2-note#000000"]
     assert chunk["chunk"]["source_id"] == "ns2-note"
     assert outside == {"chunk": None}  # the default namespace is out of scope
+
+
+async def test_stdio_memory_store_filled_by_ingest(folder: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "vectorport", "mcp", "memory://", "--ingest", f"notes={folder}"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {t.name for t in (await session.list_tools()).tools}
+        answer = await call(session, "search_notes", {"query_text": "password", "top_k": 2})
+        source = answer["sources"][0]["metadata"]["source_id"]
+        read_back = await call(session, "read", {"source_id": source, "start_offset": 0,
+                                                 "end_offset": 1000})
+        bad = await call_error(session, "search_notes", {"query_text": "password",
+                                                         "filter": {"$or": []}})
+    store = vectorport.connect("memory://")
+    ingest_folder(store, IngestSpec("notes", str(folder)), HashingEmbedder())
+    tool = create_vector_query_tool(model=HashingEmbedder(), vector_store=store,
+                                    index_name="notes", enable_filter=True)
+    assert names == {"search_notes", "navigate", "read", "get_chunk", "grep"}
+    assert answer == tool.execute({"query_text": "password", "top_k": 2}).to_dict()
+    assert source.endswith("reset.md")  # the file that mentions passwords ranks first
+    chunks = ChunkedIndex(store.index("notes"))
+    assert read_back == {"chunks": [chunk_dict(c) for c in chunks.read(source, 0, 1000)]}
+    assert read_back["chunks"]
+    assert bad == python_error(tool.execute, {"query_text": "password", "filter": {"$or": []}})

@@ -21,6 +21,8 @@ from vectorport.mcp.config import (
     parse_scope_filter,
     read_config_file,
 )
+from vectorport.mcp.ingest import IngestSpec, ingest_folder
+from vectorport.workspace.cli import make_embedder
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
@@ -48,10 +50,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                           'pip install "vectorport[mcp]"') from None
 
     config = config_from_args(args)
+    specs = [IngestSpec.parse(text) for text in args.ingest]
+    config = replace(config, indexes=tuple(dict.fromkeys(
+        [*config.indexes, *(s.index for s in specs)])))
+    embedder = make_embedder(config.embedder)  # once: a real model is slow to load
     with connect(config.url) as store:
+        for spec in specs:
+            ingest_folder(store, spec, embedder, namespace=config.scope.namespace)
         print(f"vectorport mcp: serving {len(config.indexes)} index(es) of {store.backend} "
               f"over {args.transport} ({config.scope.describe()})", file=sys.stderr, flush=True)
-        serve(store, config, args.transport, host=args.host, port=args.port)
+        serve(store, config, args.transport, host=args.host, port=args.port,
+              embedder=embedder)
     return 0
 
 
@@ -73,6 +82,9 @@ def add_parser(subparsers: Any) -> None:
                    help="a filter AND-ed under every query and navigation (tenant scope)")
     p.add_argument("--workspace", default=None, metavar="PATH",
                    help="also offer workspace_search over the files of this folder")
+    p.add_argument("--ingest", action="append", default=[], metavar="INDEX=FOLDER",
+                   help="first chunk and embed the text files of FOLDER into INDEX (created "
+                        "if missing; for memory:// stores), then serve it (repeatable)")
     p.add_argument("--top-k", type=int, default=None, help="default top_k (default 10)")
     p.add_argument("--max-top-k", type=int, default=None,
                    help="the largest top_k a client may ask (default 100)")

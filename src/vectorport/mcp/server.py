@@ -122,9 +122,10 @@ def build_server(store: Store, config: ServerConfig, *,
 
 
 def serve(store: Store, config: ServerConfig, transport: Transport = "stdio", *,
-          host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
+          host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
+          embedder: Embedder | None = None) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped."""
-    server = build_server(store, config)
+    server = build_server(store, config, embedder=embedder)
     if transport == "stdio":
         server.run("stdio")
     elif transport == "http":
