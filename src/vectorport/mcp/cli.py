@@ -57,7 +57,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     with connect(config.url) as store:
         for spec in specs:
             ingest_folder(store, spec, embedder, namespace=config.scope.namespace)
-        print(f"vectorport mcp: serving {len(config.indexes)} index(es) of {store.backend} "
+        print(f"vectorport mcp: starting on {len(config.indexes)} index(es) of {store.backend} "
               f"over {args.transport} ({config.scope.describe()})", file=sys.stderr, flush=True)
         serve(store, config, args.transport, host=args.host, port=args.port,
               embedder=embedder)
