@@ -13,6 +13,7 @@ from vectorport.core.plugin import default_registry
 from vectorport.core.store import connect
 from vectorport.transfer.cli import add_parsers as add_transfer_parsers
 from vectorport.transfer.cli import configure_logging
+from vectorport.mcp.cli import add_parser as add_mcp_parser
 from vectorport.workspace.cli import add_parser as add_workspace_parser
 
 _CAPABILITY_COLUMNS = ("metrics", "sparse", "hybrid", "hints", "consistency", "patch",
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_workspace_parser(sub)
     add_transfer_parsers(sub)
+    add_mcp_parser(sub)
     return parser
 
 
