@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from vectorport.core.errors import VectorportError
 from vectorport.core.plugin import default_registry
 from vectorport.core.store import connect
+from vectorport.mcp.cli import add_parser as add_mcp_parser
 from vectorport.transfer.cli import add_parsers as add_transfer_parsers
 from vectorport.transfer.cli import configure_logging
-from vectorport.mcp.cli import add_parser as add_mcp_parser
 from vectorport.workspace.cli import add_parser as add_workspace_parser
 
 _CAPABILITY_COLUMNS = ("metrics", "sparse", "hybrid", "hints", "consistency", "patch",
