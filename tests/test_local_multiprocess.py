@@ -1,0 +1,484 @@
+"""One ``local://`` file shared by several real processes.
+
+Each peer is a separate Python interpreter driving its own ``Store`` on the same SQLite
+file through the public API, by JSON lines on stdin/stdout. Expected results come from
+what the processes report they wrote, never from numbers copied from a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vectorport
+from vectorport.core.errors import (
+    BackendError,
+    ConfigError,
+    IndexExistsError,
+    IndexNotFoundError,
+    TransientBackendError,
+)
+from vectorport.core.retry import NO_RETRY
+
+PEER = r'''
+import json, sqlite3, sys
+import vectorport
+
+store = vectorport.connect(sys.argv[1])
+held = {}
+lock = None
+
+def rows(prefix, n, dim, **meta):
+    return [{"id": f"{prefix}{i}", "vector": [float(i + 1)] + [1.0] * (dim - 1),
+             "metadata": {"i": i, **meta}} for i in range(n)]
+
+def run(op, a):
+    global lock
+    if op == "create":
+        store.create_index(a["name"], a["dim"], a.get("metric", "cosine"))
+    elif op == "create_many":
+        out = []
+        for name in a["names"]:
+            try:
+                store.create_index(name, 4)
+                out.append("ok")
+            except Exception as exc:
+                out.append(type(exc).__name__)
+        return out
+    elif op == "delete_index":
+        store.delete_index(a["name"])
+    elif op == "list_indexes":
+        return store.list_indexes()
+    elif op == "hold":
+        held[a["name"]] = store.index(a["name"])
+    elif op == "upsert":
+        index = held[a["name"]] if a.get("held") else store.index(a["name"])
+        return index.upsert(a["rows"], namespace=a.get("ns", ""))
+    elif op == "delete":
+        store.index(a["name"]).delete(a.get("ids"), filter=a.get("filter"),
+                                      namespace=a.get("ns", ""))
+    elif op == "delete_namespace":
+        store.index(a["name"]).delete_namespace(a["ns"])
+    elif op == "patch":
+        return store.index(a["name"]).patch(a["id"], metadata=a["metadata"],
+                                            namespace=a.get("ns", ""))
+    elif op == "fetch":
+        got = store.index(a["name"]).fetch(a["ids"], namespace=a.get("ns", ""))
+        return {k: {"vector": r.vector.tolist(), "metadata": dict(r.metadata)}
+                for k, r in got.items()}
+    elif op == "count":
+        return store.index(a["name"]).count(a.get("ns", ""), filter=a.get("filter"))
+    elif op == "query":
+        found = store.index(a["name"]).query(a["vector"], top_k=a["top_k"],
+                                             namespace=a.get("ns", ""))
+        return [m.id for m in found]
+    elif op == "workload":
+        # disjoint ids per worker, a contested id per j, and patches of shared records
+        index, w, dim = store.index(a["name"]), a["worker"], a["dim"]
+        written, deleted = [], []
+        for b in range(a["batches"]):
+            batch = rows(f"w{w}-{b}-", a["size"], dim, worker=w, batch=b)
+            index.upsert(batch, namespace="conc")
+            written += [r["id"] for r in batch]
+            gone = [r["id"] for r in batch[::3]]
+            index.delete(gone, namespace="conc")
+            deleted += gone
+            for j in range(a["shared"]):
+                index.upsert([{"id": f"same-{j}", "vector": [1.0] * dim,
+                               "metadata": {"writer": w, "batch": b, "j": j}}],
+                             namespace="conc")
+                index.patch(f"shared-{j}", metadata={f"w{w}": b}, namespace="conc")
+        return {"written": written, "deleted": deleted}
+    elif op == "ingest":
+        # big batches in a loop until killed; one line per committed batch
+        index, dim = store.index(a["name"]), a["dim"]
+        b = a["start"]
+        while True:
+            batch = [{"id": f"b{b}-{i}", "vector": [float(b + 1), float(i + 1)] + [0.5] * (dim - 2),
+                      "metadata": {"batch": b, "i": i}, "document": f"doc {b}/{i}"}
+                     for i in range(a["size"])]
+            index.upsert(batch)
+            print(json.dumps({"committed": b}), flush=True)
+            b += 1
+    elif op == "lock":
+        lock = sqlite3.connect(a["path"], isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")
+    elif op == "unlock":
+        lock.execute("ROLLBACK")
+        lock.close()
+    else:
+        raise ValueError(op)
+
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    try:
+        reply = {"ok": run(request["op"], request)}
+    except Exception as exc:
+        reply = {"error": type(exc).__name__, "message": str(exc)}
+    print(json.dumps(reply), flush=True)
+'''
+
+_WAIT = 120.0  # seconds for one reply; generous, the machine is shared
+
+
+class Peer:
+    """Another process with its own ``Store`` on the same file."""
+
+    def __init__(self, url: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", PEER, url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, bufsize=1,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        assert self.recv() == {"ready": True}
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def send(self, op: str, **args: Any) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"op": op, **args}) + "\n")
+        self.process.stdin.flush()
+
+    def recv(self, timeout: float = _WAIT) -> Any:
+        reply: dict[str, Any] = json.loads(self.lines.get(timeout=timeout))
+        return reply
+
+    def result(self) -> Any:
+        reply = self.recv()
+        if "error" in reply:
+            raise AssertionError(f"peer failed: {reply['error']}: {reply['message']}")
+        return reply["ok"]
+
+    def call(self, op: str, **args: Any) -> Any:
+        self.send(op, **args)
+        return self.result()
+
+    def error(self, op: str, **args: Any) -> str:
+        """The name of the error the call raises in the peer."""
+        self.send(op, **args)
+        reply = self.recv()
+        assert "error" in reply, f"{op} unexpectedly succeeded: {reply}"
+        return str(reply["error"])
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"local://{tmp_path / 'shared.db'}"
+
+
+class Peers:
+    """Starts peers on one file and stops them all at the end of a test."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.started: list[Peer] = []
+
+    def add(self) -> Peer:
+        peer = Peer(self.url)
+        self.started.append(peer)
+        return peer
+
+
+@pytest.fixture
+def peers(url: str) -> Iterator[Peers]:
+    pool = Peers(url)
+    yield pool
+    for peer in pool.started:
+        peer.close()
+
+
+def _rows(prefix: str, n: int, dim: int) -> list[dict[str, Any]]:
+    return [{"id": f"{prefix}{i}", "vector": [float(i + 1)] + [1.0] * (dim - 1),
+             "metadata": {"i": i}} for i in range(n)]
+
+
+def test_writes_and_indexes_are_visible_across_processes(url: str, peers: Peers) -> None:
+    peer = peers.add()
+    with vectorport.connect(url) as store:
+        store.create_index("docs", 4)
+        assert "docs" in peer.call("list_indexes")
+        mine = store.index("docs")
+
+        peer.call("upsert", name="docs", rows=_rows("p", 6, 4))
+        # the very next call sees it: count, fetch, query
+        assert mine.count() == 6
+        assert set(mine.fetch(["p0", "p5", "nope"])) == {"p0", "p5"}
+        assert [m.id for m in mine.query([6.0, 1, 1, 1], top_k=1)] == ["p5"]
+
+        mine.upsert(_rows("m", 3, 4), namespace="other")
+        mine.delete(["p0", "p1"])
+        assert peer.call("count", name="docs") == 4
+        assert peer.call("count", name="docs", ns="other") == 3
+        assert set(peer.call("fetch", name="docs", ids=["p0", "p2"])) == {"p2"}
+
+        # an upsert that replaces a record, and a patch, travel too
+        mine.upsert([{"id": "p2", "vector": [1, 0, 0, 0], "metadata": {"i": 99}}])
+        assert peer.call("fetch", name="docs", ids=["p2"])["p2"]["metadata"] == {"i": 99}
+        assert peer.call("patch", name="docs", id="p3", metadata={"tag": "x"})
+        assert dict(mine.fetch(["p3"])["p3"].metadata) == {"i": 3, "tag": "x"}
+
+        before = {rid: rec.metadata["i"] for rid, rec in mine.fetch(mine.iter_ids()).items()}
+        peer.call("delete", name="docs", filter={"i": {"$gte": 4}})
+        assert sorted(mine.iter_ids()) == sorted(r for r, i in before.items() if i < 4)
+        peer.call("delete_namespace", name="docs", ns="other")
+        assert mine.list_namespaces() == [""]
+        assert mine.count(namespace="other") == 0
+
+        peer.call("create", name="more", dim=3)
+        assert store.list_indexes() == ["docs", "more"]
+        assert store.describe_index("more").dimension == 3
+        peer.call("delete_index", name="docs")
+        assert store.list_indexes() == ["more"]
+        with pytest.raises(IndexNotFoundError):
+            mine.count()
+        with pytest.raises(IndexNotFoundError):
+            store.index("docs")
+
+
+def test_concurrent_writers_end_with_the_union_of_their_writes(url: str, peers: Peers) -> None:
+    dim, shared = 4, 3
+    with vectorport.connect(url) as store:
+        index = store.create_index("conc", dim)
+        index.upsert([{"id": f"shared-{j}", "vector": [1.0] * dim, "metadata": {"j": j}}
+                      for j in range(shared)], namespace="conc")
+        workers = [peers.add() for _ in range(3)]
+        for w, peer in enumerate(workers):  # all start before any is waited for
+            peer.send("workload", name="conc", worker=w, dim=dim, batches=8, size=12,
+                      shared=shared)
+        reports = [peer.result() for peer in workers]
+
+        expected = set().union(*(set(r["written"]) - set(r["deleted"]) for r in reports))
+        expected |= {f"shared-{j}" for j in range(shared)} | {f"same-{j}" for j in range(shared)}
+        assert set(index.iter_ids(namespace="conc")) == expected
+        assert index.count("conc") == len(expected)
+        fetched = index.fetch(sorted(expected), namespace="conc")
+        assert set(fetched) == expected
+        for rid, rec in fetched.items():
+            if rid.startswith("w"):
+                worker, batch, i = (int(x) for x in rid[1:].split("-"))
+                assert dict(rec.metadata) == {"i": i, "worker": worker, "batch": batch}
+        last_batch = 7
+        for j in range(shared):
+            # no patch lost: every worker's key is there, with its last value
+            assert dict(fetched[f"shared-{j}"].metadata) == {
+                "j": j, **{f"w{w}": last_batch for w in range(len(workers))}}
+            # a contested id holds one writer's whole record, never a merge of two
+            meta = dict(fetched[f"same-{j}"].metadata)
+            assert set(meta) == {"writer", "batch", "j"} and meta["j"] == j
+        assert workers[0].call("count", name="conc", ns="conc") == len(expected)
+    with vectorport.connect(url) as fresh:  # and so does a process that opens it now
+        assert set(fresh.index("conc").iter_ids(namespace="conc")) == expected
+
+
+def test_concurrent_create_has_exactly_one_winner(url: str, peers: Peers) -> None:
+    names = [f"race{i}" for i in range(8)]
+    first, second = peers.add(), peers.add()
+    first.send("create_many", names=names)
+    second.send("create_many", names=list(reversed(names)))
+    a, b = first.result(), dict(zip(reversed(names), second.result(), strict=True))
+    for name, outcome in zip(names, a, strict=True):
+        assert sorted([outcome, b[name]]) == ["IndexExistsError", "ok"]
+    with vectorport.connect(url) as store:
+        assert store.list_indexes() == sorted(names)
+
+
+@pytest.mark.parametrize("new_dimension", [5, 4], ids=["other-shape", "same-shape"])
+def test_stale_handle_after_delete_and_recreate(url: str, peers: Peers,
+                                                new_dimension: int) -> None:
+    peer = peers.add()
+    with vectorport.connect(url) as store:
+        stale = store.create_index("docs", 4)
+        stale.upsert(_rows("old", 3, 4))
+        peer.call("hold", name="docs")  # the peer's handle goes stale too
+
+        peer.call("delete_index", name="docs")
+        peer.call("create", name="docs", dim=new_dimension)
+        peer.call("upsert", name="docs", rows=_rows("new", 2, new_dimension))
+
+        with pytest.raises(IndexNotFoundError, match="open it again"):
+            stale.upsert(_rows("stale", 3, 4))
+        with pytest.raises(IndexNotFoundError):
+            stale.query([1, 1, 1, 1], top_k=3)
+        with pytest.raises(IndexNotFoundError):
+            stale.fetch(["new0"])
+        with pytest.raises(IndexNotFoundError):
+            stale.patch("new0", metadata={"x": 1})
+
+        store.delete_index("docs")  # and from this side, the peer's handle is stale
+        store.create_index("docs", new_dimension).upsert(_rows("again", 2, new_dimension))
+        assert peer.error("upsert", name="docs", held=True,
+                          rows=_rows("stale", 2, 4)) == "IndexNotFoundError"
+        fresh = store.index("docs")
+        assert sorted(fresh.iter_ids()) == ["again0", "again1"]
+    with vectorport.connect(url) as reopened:  # the file still opens, with what was written
+        index = reopened.index("docs")
+        assert index.dimension == new_dimension
+        assert sorted(index.iter_ids()) == ["again0", "again1"]
+        assert len(index.fetch(["again0"])["again0"].vector) == new_dimension
+
+
+def test_sigkill_mid_write_leaves_whole_batches(url: str, tmp_path: Path) -> None:
+    size, dim = 3000, 8
+    with vectorport.connect(url) as store:
+        store.create_index("ingest", dim, "euclidean")
+    committed: set[int] = set()
+    start = 0
+    for _round in range(2):
+        peer = Peer(url)
+        try:
+            peer.send("ingest", name="ingest", dim=dim, size=size, start=start)
+            while len(committed) < start + 2:  # let a couple of batches land first
+                reply = peer.recv()
+                assert "committed" in reply, reply
+                committed.add(reply["committed"])
+            time.sleep(random.uniform(0.0, 0.05))  # then kill it somewhere in a batch
+            os.kill(peer.process.pid, signal.SIGKILL)
+            peer.process.wait(timeout=30)
+            while not peer.lines.empty():  # batches it reported before dying
+                reply = json.loads(peer.lines.get())
+                committed.add(reply["committed"])
+        finally:
+            peer.close()
+
+        with sqlite3.connect(tmp_path / "shared.db") as raw:
+            assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        with vectorport.connect(url) as store:
+            index = store.index("ingest")
+            present: dict[int, set[int]] = {}
+            for rid in index.iter_ids(page_size=5000):
+                batch, i = (int(x) for x in rid[1:].split("-"))
+                present.setdefault(batch, set()).add(i)
+            # every batch that reported its commit is there; any other batch is either
+            # wholly there (committed, killed before it could say so) or wholly absent
+            assert committed <= set(present)
+            assert set(present) <= set(range(max(committed) + 2))
+            for batch, rows in present.items():
+                assert rows == set(range(size)), f"batch {batch} is partial"
+            sample = index.fetch([f"b{b}-{i}" for b in present for i in (0, size - 1)])
+            for rid, rec in sample.items():
+                batch, i = (int(x) for x in rid[1:].split("-"))
+                assert dict(rec.metadata) == {"batch": batch, "i": i}
+                assert rec.document == f"doc {batch}/{i}"
+                np.testing.assert_array_equal(rec.vector[:2], [batch + 1, i + 1])
+            committed = set(present)
+            start = max(present) + 1
+
+
+def test_a_held_write_lock_gives_a_typed_error_after_the_busy_timeout(
+        url: str, tmp_path: Path, peers: Peers) -> None:
+    peer = peers.add()
+    with vectorport.connect(url + "?busy_timeout=0.3", retry=NO_RETRY) as store:
+        index = store.create_index("docs", 4)
+        index.upsert(_rows("a", 2, 4))
+        peer.call("lock", path=str(tmp_path / "shared.db"))
+        try:
+            began = time.monotonic()
+            with pytest.raises(TransientBackendError, match=r"busy_timeout=0\.3s"):
+                index.upsert(_rows("b", 2, 4))
+            assert 0.25 <= time.monotonic() - began < 10
+            with pytest.raises(TransientBackendError):
+                store.create_index("other", 4)
+            # WAL: readers are not blocked by the writer
+            assert index.count() == 2
+            assert [m.id for m in index.query([2, 1, 1, 1], top_k=1)] == ["a1"]
+        finally:
+            peer.call("unlock")
+        index.upsert(_rows("b", 2, 4))
+        assert index.count() == 4
+        assert store.list_indexes() == ["docs"]  # the refused create wrote nothing
+
+
+def test_busy_timeout_option_is_checked() -> None:
+    with pytest.raises(ConfigError, match="busy_timeout"):
+        vectorport.connect("local:///tmp/x.db?busy_timeout=soon")
+    with pytest.raises(ConfigError, match="busy_timeout"):
+        vectorport.connect("local:///tmp/x.db?busy_timeout=-1")
+    with pytest.raises(ConfigError, match="busy_timeout"):
+        vectorport.connect("memory://?busy_timeout=1")
+
+
+def test_a_file_that_is_not_a_store_gives_a_backend_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not a SQLite database" * 100)
+    with pytest.raises(BackendError) as caught:
+        vectorport.connect(f"local://{path}")
+    assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
+
+
+def test_a_file_of_the_earlier_format_opens_and_is_shared(tmp_path: Path) -> None:
+    """Files written before indexes had generations (no seq column) still open."""
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as raw:
+        raw.executescript("""
+            CREATE TABLE vp_indexes (name TEXT PRIMARY KEY, spec TEXT NOT NULL);
+            CREATE TABLE vp_records (index_name TEXT NOT NULL, namespace TEXT NOT NULL,
+                id TEXT NOT NULL, vector BLOB NOT NULL, sparse TEXT, metadata TEXT NOT NULL,
+                document TEXT, PRIMARY KEY (index_name, namespace, id)) WITHOUT ROWID;
+        """)
+        spec = {"name": "docs", "dimension": 2, "metric": "cosine", "sparse": False,
+                "index_type": "auto", "index_params": {}, "backend_options": {}}
+        raw.execute("INSERT INTO vp_indexes VALUES ('docs', ?)", (json.dumps(spec),))
+        raw.execute("INSERT INTO vp_records VALUES ('docs', '', 'a', ?, NULL, ?, NULL)",
+                    (np.array([1, 2], dtype="<f4").tobytes(), json.dumps({"k": 1})))
+    with vectorport.connect(f"local://{path}") as one, \
+            vectorport.connect(f"local://{path}") as two:
+        assert dict(one.index("docs").fetch(["a"])["a"].metadata) == {"k": 1}
+        two.index("docs").delete(["a"])
+        assert one.index("docs").count() == 0
+
+
+def test_stale_handle_in_one_process(tmp_path: Path) -> None:
+    """Two stores of one process behave like two processes; one store also refuses a
+    handle to an index it deleted itself."""
+    url = f"local://{tmp_path / 'one.db'}"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        stale = first.create_index("docs", 3)
+        second.delete_index("docs")
+        second.create_index("docs", 3)
+        with pytest.raises(IndexNotFoundError):
+            stale.upsert(_rows("x", 1, 3))
+        again = first.index("docs")
+        first.delete_index("docs")
+        first.create_index("docs", 3)
+        with pytest.raises(IndexNotFoundError):
+            again.count()
+        assert second.index("docs").count() == 0
+    with vectorport.connect("memory://") as memory:
+        stale = memory.create_index("docs", 3)
+        memory.delete_index("docs")
+        memory.create_index("docs", 3)
+        with pytest.raises(IndexNotFoundError):
+            stale.upsert(_rows("x", 1, 3))
+        with pytest.raises(IndexExistsError):
+            memory.create_index("docs", 3)
