@@ -482,3 +482,28 @@ def test_stale_handle_in_one_process(tmp_path: Path) -> None:
             stale.upsert(_rows("x", 1, 3))
         with pytest.raises(IndexExistsError):
             memory.create_index("docs", 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_store_opened_before_fork_works_in_the_child(url: str) -> None:
+    """A pre-forking web server opens the store, then forks workers: each child must get
+    its own SQLite connection (SQLite forbids sharing one across fork)."""
+    with vectorport.connect(url) as store:
+        index = store.create_index("docs", 4)
+        index.upsert(_rows("parent", 2, 4))
+        index.count()
+        pid = os.fork()
+        if pid == 0:  # the child: write through the inherited store, report by exit code
+            code = 1
+            try:
+                index.upsert(_rows("child", 3, 4))
+                code = 0 if index.count() == 5 else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert sorted(index.iter_ids()) == sorted(
+            [f"parent{i}" for i in range(2)] + [f"child{i}" for i in range(3)])
+        index.upsert(_rows("after", 1, 4))  # the parent's connection still works
+        with sqlite3.connect(url.removeprefix("local://")) as raw:
+            assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

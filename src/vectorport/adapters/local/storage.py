@@ -32,6 +32,7 @@ A writer that cannot get the write lock within ``busy_timeout`` seconds (default
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -90,6 +91,9 @@ INSERT OR IGNORE INTO vp_meta (key, value) VALUES ('seq', 0), ('floor', 0);
 """
 _SELECT_RECORDS = ("SELECT index_name, namespace, id, vector, sparse, metadata, document "
                    "FROM vp_records")
+
+_INHERITED: list[sqlite3.Connection] = []
+"""Connections inherited across fork: kept referenced so that they are never closed."""
 
 _BUSY_CODES = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_BUSY_SNAPSHOT",
                          "SQLITE_BUSY_RECOVERY", "SQLITE_LOCKED_SHAREDCACHE"})
@@ -170,56 +174,58 @@ class SqliteStorage:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._seq = -1  # nothing loaded yet: the first refresh is a full load
         self._data_version: int | None = None
+        self._db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        self._pid = os.getpid()
         try:
             # ``timeout`` is SQLite's busy_timeout: how long a statement waits for a lock
-            self._db = sqlite3.connect(path, timeout=busy_timeout, check_same_thread=False,
-                                       isolation_level=None)
+            db = sqlite3.connect(self.path, timeout=self.busy_timeout,
+                                 check_same_thread=False, isolation_level=None)
         except sqlite3.Error as exc:
-            raise translate(exc, path, busy_timeout) from exc
+            raise self._translate(exc) from exc
         try:
-            self._open()
+            self._open(db)
         except sqlite3.Error as exc:
-            self._db.close()
-            raise translate(exc, path, busy_timeout) from exc
+            db.close()
+            raise self._translate(exc) from exc
         except BaseException:
-            self._db.close()
+            db.close()
             raise
+        return db
 
-    def _open(self) -> None:
-        mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
+    def _connection(self) -> sqlite3.Connection:
+        """The connection, reopened in a child after ``fork`` (a pre-forking web server
+        that opened the store before forking its workers): SQLite forbids using a
+        connection across fork, as its locks belong to the parent. The inherited one is
+        left unclosed, because closing it could checkpoint or remove the parent's WAL.
+        Memory is inherited and still matches its sequence number, so the child only
+        catches up with what changed since."""
+        if os.getpid() != self._pid:
+            _INHERITED.append(self._db)
+            self._data_version = None
+            self._db = self._connect()
+        return self._db
+
+    @staticmethod
+    def _open(db: sqlite3.Connection) -> None:
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        if self._db.execute("PRAGMA user_version").fetchone()[0] >= _SCHEMA_VERSION:
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        if db.execute("PRAGMA user_version").fetchone()[0] >= _SCHEMA_VERSION:
             return
-        self._db.execute("BEGIN IMMEDIATE")
+        db.execute("BEGIN IMMEDIATE")
         try:
-            self._migrate()
+            _migrate(db)
         except BaseException:
-            self._db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
-
-    def _migrate(self) -> None:
-        """Create the schema, or bring a file written by an older version up to date
-        (its indexes get generation 0 and its rows seq 0, which is all they need)."""
-        for table, column in (("vp_indexes", "generation"), ("vp_records", "seq")):
-            exists = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-            ).fetchone()
-            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-            if exists and column not in columns:
-                self._db.execute(
-                    f"ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"
-                )
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                self._db.execute(statement)
-        self._db.execute("CREATE INDEX IF NOT EXISTS vp_records_by_seq ON vp_records (seq)")
-        self._db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        db.execute("COMMIT")
 
     def close(self) -> None:
-        self._db.close()
+        if os.getpid() == self._pid:  # never close a connection inherited across fork
+            self._db.close()
 
     def _translate(self, exc: sqlite3.Error) -> BackendError:
         return translate(exc, self.path, self.busy_timeout)
@@ -231,6 +237,7 @@ class SqliteStorage:
 
         The common case costs one ``PRAGMA data_version``; only when another connection
         committed is anything read, in one read transaction (one consistent snapshot)."""
+        self._connection()
         try:
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version == self._data_version:
@@ -287,6 +294,7 @@ class SqliteStorage:
         What other processes committed meanwhile is passed to ``apply`` first, so that
         the body checks and writes against the current state. Any exception rolls
         everything back."""
+        self._connection()
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -384,6 +392,25 @@ class Transaction:
             "INSERT OR REPLACE INTO vp_resets (index_name, namespace, seq) VALUES (?, ?, ?)",
             (index, namespace, self.seq),
         )
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Create the schema, or bring a file written by an older version up to date
+    (its indexes get generation 0 and its rows seq 0, which is all they need)."""
+    for table, column in (("vp_indexes", "generation"), ("vp_records", "seq")):
+        exists = db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if exists and column not in columns:
+            db.execute(
+                f"ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"
+            )
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute("CREATE INDEX IF NOT EXISTS vp_records_by_seq ON vp_records (seq)")
+    db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
 
 def _record(row: list[Any]) -> Record:
