@@ -37,6 +37,7 @@ from vectorport.core.retry import NO_RETRY
 PEER = r'''
 import json, sqlite3, sys
 import vectorport
+from vectorport.core.hooks import hookimpl
 
 store = vectorport.connect(sys.argv[1])
 held = {}
@@ -104,7 +105,20 @@ def run(op, a):
                 index.patch(f"shared-{j}", metadata={f"w{w}": b}, namespace="conc")
         return {"written": written, "deleted": deleted}
     elif op == "ingest":
-        # big batches in a loop until killed; one line per committed batch
+        # big batches in a loop until killed; a line as each adapter write starts (from
+        # the operation hooks, so the killer can aim inside it) and one when it is done
+        class Announce:
+            @hookimpl
+            def vectorport_before_operation(self, event):
+                if event.operation == "upsert":
+                    print(json.dumps({"writing": b}), flush=True)
+
+            @hookimpl
+            def vectorport_after_operation(self, event, error, seconds):
+                if event.operation == "upsert" and error is None:
+                    print(json.dumps({"seconds": seconds}), flush=True)
+
+        store.registry.plugins.register(Announce())
         index, dim = store.index(a["name"]), a["dim"]
         b = a["start"]
         while True:
@@ -354,20 +368,30 @@ def test_sigkill_mid_write_leaves_whole_batches(url: str, tmp_path: Path) -> Non
         store.create_index("ingest", dim, "euclidean")
     committed: set[int] = set()
     start = 0
-    for _round in range(2):
+    for _round in range(3):
         peer = Peer(url)
         try:
             peer.send("ingest", name="ingest", dim=dim, size=size, start=start)
-            while len(committed) < start + 2:  # let a couple of batches land first
+            seconds: list[float] = []
+            while True:
                 reply = peer.recv()
-                assert "committed" in reply, reply
-                committed.add(reply["committed"])
-            time.sleep(random.uniform(0.0, 0.05))  # then kill it somewhere in a batch
+                if "committed" in reply:
+                    committed.add(reply["committed"])
+                elif "seconds" in reply:
+                    seconds.append(reply["seconds"])
+                elif "writing" in reply and len(seconds) >= 2:
+                    # a write has just started: kill it somewhere inside (a call takes
+                    # about the median of the ones timed so far)
+                    time.sleep(random.uniform(0.0, sorted(seconds)[len(seconds) // 2]))
+                    break
+                else:
+                    assert "writing" in reply, reply
             os.kill(peer.process.pid, signal.SIGKILL)
             peer.process.wait(timeout=30)
-            while not peer.lines.empty():  # batches it reported before dying
+            while not peer.lines.empty():  # what it reported before dying
                 reply = json.loads(peer.lines.get())
-                committed.add(reply["committed"])
+                if "committed" in reply:
+                    committed.add(reply["committed"])
         finally:
             peer.close()
 
