@@ -531,3 +531,38 @@ def test_a_store_opened_before_fork_works_in_the_child(url: str) -> None:
         index.upsert(_rows("after", 1, 4))  # the parent's connection still works
         with sqlite3.connect(url.removeprefix("local://")) as raw:
             assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_catching_up_after_a_long_idle_spell_and_namespace_resets(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that missed more writes than tombstones are kept for reloads in full; a
+    namespace deleted and written again is caught up as the new contents only. (Two
+    stores in one process: each has its own connection, exactly as two processes do.)"""
+    from vectorport.adapters.local import storage
+
+    monkeypatch.setattr(storage, "TOMBSTONE_HORIZON", 5)
+    url = f"local://{tmp_path / 'idle.db'}"
+    with vectorport.connect(url) as idle, vectorport.connect(url) as busy:
+        busy.create_index("docs", 3).upsert(_rows("r", 30, 3), namespace="a")
+        watcher = idle.index("docs")
+        assert watcher.count("a") == 30
+        writer = busy.index("docs")
+        written = {f"r{i}" for i in range(30)}
+        for i in range(0, 30, 2):  # many small deletes: far more than the horizon
+            writer.delete([f"r{i}"], namespace="a")
+            written.discard(f"r{i}")
+        writer.upsert(_rows("s", 2, 3), namespace="a")
+        written |= {"s0", "s1"}
+        with sqlite3.connect(tmp_path / "idle.db") as raw:
+            kept = raw.execute("SELECT count(*) FROM vp_tombstones").fetchone()[0]
+        assert kept <= 5  # pruned
+        assert set(watcher.iter_ids(namespace="a")) == written
+        assert idle.index("docs").count("a") == len(written)
+
+        writer.upsert(_rows("b", 4, 3), namespace="b")
+        assert watcher.count("b") == 4
+        writer.delete_namespace("b")
+        writer.upsert(_rows("c", 2, 3), namespace="b")
+        writer.delete(["c0"], namespace="b")
+        assert sorted(watcher.iter_ids(namespace="b")) == ["c1"]
+        assert sorted(watcher.list_namespaces()) == ["a", "b"]
