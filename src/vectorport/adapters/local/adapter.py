@@ -2,7 +2,11 @@
 
 ``memory://`` keeps everything in process memory; ``local:///path`` keeps it durable in
 ``path`` (a SQLite file, or ``vectorport.sqlite3`` inside a folder); ``local://`` alone
-uses the user's data folder. Search is exact for all three metrics, filters are
+uses the user's data folder. Several processes (and several stores in one process) may
+open one file: every call first catches up with what the others committed, so reads are
+strongly consistent across them, and writes queue on SQLite's write lock for at most
+``?busy_timeout=`` seconds (default 5) before a ``TransientBackendError`` (see
+:mod:`vectorport.adapters.local.storage`). Search is exact for all three metrics, filters are
 evaluated by the oracle itself, and hybrid queries score ``dense + sparse``.
 
 Namespaces are separate in-memory column sets keyed by name (and a key column in
@@ -14,7 +18,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
@@ -22,7 +27,12 @@ import numpy as np
 
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import NamespaceData, candidates, top_rows
-from vectorport.adapters.local.storage import SqliteStorage
+from vectorport.adapters.local.storage import (
+    DEFAULT_BUSY_TIMEOUT,
+    Changes,
+    SqliteStorage,
+    Transaction,
+)
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL
 from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
@@ -40,9 +50,24 @@ from vectorport.core.types import (
 )
 
 DB_FILENAME = "vectorport.sqlite3"
+_RETIRED_KEPT = 4096
+"""How many deleted indexes' specs are remembered to refuse their stale handles; past
+that, a stale handle is still refused unless its spec equals the new index's."""
 _REFINE_MARGIN = 1e-3
 """Float32 scores are within ~1e-4 of exact (euclidean's cancellation is the worst case);
 every row within this margin of the k-th best is rescored exactly."""
+
+
+def _busy_timeout(raw: str | None) -> float:
+    if raw is None:
+        return DEFAULT_BUSY_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise ConfigError("URL option busy_timeout must be a number of seconds") from None
+    if not 0 <= seconds <= 3600:  # also refuses nan and inf
+        raise ConfigError("URL option busy_timeout must be between 0 and 3600 seconds")
+    return seconds
 
 
 def default_data_dir() -> Path:
@@ -51,8 +76,9 @@ def default_data_dir() -> Path:
 
 
 class _IndexState:
-    def __init__(self, spec: IndexSpec) -> None:
+    def __init__(self, spec: IndexSpec, generation: int = 0) -> None:
         self.spec = spec
+        self.generation = generation
         self.namespaces: dict[str, NamespaceData] = {}
 
     def ns(self, namespace: str, create: bool = False) -> NamespaceData | None:
@@ -63,29 +89,26 @@ class _IndexState:
 
 
 class LocalAdapter:
-    """Exact, in-process search; optionally durable in SQLite."""
+    """Exact, in-process search; optionally durable in SQLite, shared by processes."""
 
     backend: ClassVar[str] = "local"
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None,
+                 busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
         self._lock = threading.RLock()
         self._indexes: dict[str, _IndexState] = {}
-        self._storage = SqliteStorage(path) if path is not None else None
+        # Specs of deleted (or replaced) indexes, by identity, kept alive so ids stay
+        # unique: a handle still holding one is stale even if an index of the same
+        # name and shape exists again.
+        self._retired: dict[int, IndexSpec] = {}
+        self._storage = SqliteStorage(path, busy_timeout) if path is not None else None
         self.path = path
-        if self._storage is not None:
-            for spec in self._storage.load_indexes():
-                state = self._indexes[spec.name] = _IndexState(spec)
-                grouped: dict[str, list[Record]] = {}
-                for namespace, rec in self._storage.load_records(spec.name):
-                    grouped.setdefault(namespace, []).append(rec)
-                for namespace, recs in grouped.items():
-                    data = state.ns(namespace, create=True)
-                    assert data is not None
-                    data.put(recs)
+        with self._lock:
+            self._refresh()
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> LocalAdapter:
-        url.unknown_options(set())
+        url.unknown_options(set() if url.scheme == "memory" else {"busy_timeout"})
         if url.scheme == "memory":
             if url.host or url.path not in ("", "/"):
                 raise ConfigError("memory:// takes no path; use local:///path to keep data")
@@ -98,7 +121,7 @@ class LocalAdapter:
         path = Path(url.path) if url.path not in ("", "/") else default_data_dir()
         if path.suffix not in (".db", ".sqlite", ".sqlite3"):
             path = path / DB_FILENAME
-        return cls(path)
+        return cls(path, _busy_timeout(url.option("busy_timeout")))
 
     def __repr__(self) -> str:
         return f"LocalAdapter(path={str(self.path) if self.path else None!r})"
@@ -112,7 +135,94 @@ class LocalAdapter:
         engine = f"numpy {np.__version__}"
         return engine + (f", SQLite {sqlite3.sqlite_version}" if self.path else "")
 
-    def _state(self, name: str) -> _IndexState:
+    # -- staying in step with other processes -----------------------------------------
+
+    def _refresh(self) -> None:
+        """Catch up with what other processes committed (callers hold the lock).
+
+        One ``PRAGMA data_version`` when nothing changed; otherwise only what changed
+        is read and applied."""
+        if self._storage is None:
+            return
+        changes = self._storage.refresh()
+        if changes is not None:
+            self._apply(changes)
+
+    def _apply(self, changes: Changes) -> None:
+        assert self._storage is not None
+        try:
+            self._apply_changes(changes)
+        except BaseException:
+            self._storage.forget()  # memory is now suspect: reload everything next time
+            raise
+
+    def _apply_changes(self, changes: Changes) -> None:
+        stored = {s.spec.name: s for s in changes.indexes}
+        for name, state in list(self._indexes.items()):
+            now = stored.get(name)
+            if now is None or now.generation != state.generation:
+                self._retire(name)
+            elif changes.full:  # same index: keep its identity, reload its contents
+                state.namespaces.clear()
+        for name, entry in stored.items():
+            if name not in self._indexes:
+                self._indexes[name] = _IndexState(entry.spec, entry.generation)
+        for index, namespace in changes.resets:
+            if index in self._indexes:
+                self._indexes[index].namespaces.pop(namespace, None)
+        removed: dict[tuple[str, str], list[str]] = {}
+        for index, namespace, rid in changes.tombstones:
+            removed.setdefault((index, namespace), []).append(rid)
+        for (index, namespace), ids in removed.items():
+            data = self._indexes[index].ns(namespace) if index in self._indexes else None
+            if data is not None:
+                data.remove(ids)
+        added: dict[tuple[str, str], list[Record]] = {}
+        for index, namespace, rec in changes.records:
+            added.setdefault((index, namespace), []).append(rec)
+        for (index, namespace), recs in added.items():
+            if index in self._indexes:
+                data = self._indexes[index].ns(namespace, create=True)
+                assert data is not None
+                data.put(recs)
+
+    def _retire(self, name: str) -> None:
+        state = self._indexes.pop(name)
+        if len(self._retired) >= _RETIRED_KEPT:
+            self._retired.pop(next(iter(self._retired)))
+        self._retired[id(state.spec)] = state.spec
+
+    @contextmanager
+    def _writing(self) -> Iterator[Transaction | None]:
+        """Hold the lock and, when durable, one write transaction that has caught up
+        with other processes. Memory is changed inside the body, after the SQL: should
+        the commit then fail, the storage forgets what was loaded and the next call
+        reloads, so memory never stays ahead of the file."""
+        with self._lock:
+            if self._storage is None:
+                yield None
+                return
+            with self._storage.transaction(self._apply) as txn:
+                yield txn
+
+    def _state(self, index: IndexSpec) -> _IndexState:
+        """The live state of the index a handle was opened on.
+
+        A handle whose index was deleted is stale even if another index of the same
+        name exists now (created by this process or another): its calls raise
+        ``IndexNotFoundError`` rather than reach an index it was not opened on."""
+        state = self._indexes.get(index.name)
+        if state is None:
+            raise IndexNotFoundError(index.name)
+        if index is not state.spec and (self._retired.get(id(index)) is index
+                                        or index != state.spec):
+            stale = IndexNotFoundError(index.name)
+            stale.args = (f"index {index.name!r} this handle was opened on was deleted; "
+                          "the index of that name now is another one: open it again",)
+            raise stale
+        return state
+
+    def _named(self, name: str) -> _IndexState:
         state = self._indexes.get(name)
         if state is None:
             raise IndexNotFoundError(name)
@@ -121,40 +231,51 @@ class LocalAdapter:
     # -- lifecycle --------------------------------------------------------------------
 
     def create_index(self, spec: IndexSpec) -> None:
-        with self._lock:
+        with self._writing() as txn:
             if spec.name in self._indexes:
                 raise IndexExistsError(spec.name)
-            if self._storage is not None:
-                self._storage.create_index(spec)
-            self._indexes[spec.name] = _IndexState(spec)
+            generation = 0
+            if txn is not None:
+                try:
+                    generation = txn.create_index(spec)
+                except sqlite3.IntegrityError:  # unreachable under the write lock
+                    raise IndexExistsError(spec.name) from None
+            self._retired.pop(id(spec), None)
+            self._indexes[spec.name] = _IndexState(spec, generation)
 
     def describe_index(self, name: str) -> IndexInfo:
         with self._lock:
-            state = self._state(name)
+            self._refresh()
+            state = self._named(name)
             counts = {ns: len(d) for ns, d in state.namespaces.items() if len(d)}
             return IndexInfo(spec=state.spec, count=sum(counts.values()), namespaces=counts)
 
     def list_indexes(self) -> list[str]:
         with self._lock:
+            self._refresh()
             return list(self._indexes)
 
     def delete_index(self, name: str) -> None:
-        with self._lock:
-            self._state(name)
-            if self._storage is not None:
-                self._storage.delete_index(name)
-            del self._indexes[name]
+        with self._writing() as txn:
+            self._named(name)
+            if txn is not None:
+                txn.delete_index(name)
+            self._retire(name)
 
     # -- data -------------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
-        with self._lock:
-            state = self._state(index.name)
-            if self._storage is not None:
-                self._storage.put(index.name, namespace, records)
-            data = state.ns(namespace, create=True)
-            assert data is not None
-            data.put(list(records))
+        with self._writing() as txn:
+            self._put(txn, self._state(index), namespace, list(records))
+
+    @staticmethod
+    def _put(txn: Transaction | None, state: _IndexState, namespace: str,
+             records: list[Record]) -> None:
+        if txn is not None:
+            txn.put(state.spec.name, namespace, records)
+        data = state.ns(namespace, create=True)
+        assert data is not None
+        data.put(records)
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         # reshape, not [None, :]: a zero stride makes numpy skip BLAS (20x slower)
@@ -171,7 +292,8 @@ class LocalAdapter:
     ) -> list[list[Match]]:
         batch = 1 if queries is None else len(queries)
         with self._lock:
-            data = self._state(index.name).ns(request.namespace)
+            self._refresh()
+            data = self._state(index).ns(request.namespace)
             if data is None or not len(data):
                 return [[] for _ in range(batch)]
             subset = data.subset(request.filter)
@@ -217,7 +339,8 @@ class LocalAdapter:
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         with self._lock:
-            data = self._state(index.name).ns(namespace)
+            self._refresh()
+            data = self._state(index).ns(namespace)
             if data is None:
                 return []
             return [data.record(data.rows[i]) for i in ids if i in data.rows]
@@ -225,40 +348,45 @@ class LocalAdapter:
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
     ) -> None:
-        with self._lock:
-            data = self._state(index.name).ns(namespace)
+        with self._writing() as txn:
+            data = self._state(index).ns(namespace)
             if data is None:
                 return
             if ids is None:
                 ids = [data.ids[r] for r in data.rows_matching(filter)]
             present = [i for i in ids if i in data.rows]
-            if self._storage is not None and present:
-                self._storage.remove(index.name, namespace, present)
+            if txn is not None and present:
+                txn.remove(index.name, namespace, present)
             data.remove(present)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         with self._lock:
-            data = self._state(index.name).ns(namespace)
+            self._refresh()
+            data = self._state(index).ns(namespace)
             if data is None:
                 return 0
             return len(data) if filter is None else len(data.rows_matching(filter))
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
         with self._lock:
-            return [ns for ns, d in self._state(index.name).namespaces.items() if len(d)]
+            self._refresh()
+            return [ns for ns, d in self._state(index).namespaces.items() if len(d)]
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
-        with self._lock:
-            state = self._state(index.name)
-            if self._storage is not None:
-                self._storage.remove_namespace(index.name, namespace)
+        with self._writing() as txn:
+            state = self._state(index)
+            if txn is not None:
+                txn.remove_namespace(index.name, namespace)
             state.namespaces.pop(namespace, None)
 
     # -- optional protocols -----------------------------------------------------------
 
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
-        with self._lock:
-            data = self._state(index.name).ns(namespace)
+        # read, merge and write in one write transaction: concurrent patches from other
+        # processes queue on the lock and each sees the one before, so no key is lost
+        with self._writing() as txn:
+            state = self._state(index)
+            data = state.ns(namespace)
             if data is None or patch.id not in data.rows:
                 return False
             old = data.record(data.rows[patch.id])
@@ -271,7 +399,7 @@ class LocalAdapter:
                 sparse=patch.sparse if patch.sparse is not None else old.sparse,
                 document=patch.document if patch.document is not None else old.document,
             )
-            self.upsert(index, namespace, [new])
+            self._put(txn, state, namespace, [new])
             return True
 
     def list_ids(
@@ -285,7 +413,8 @@ class LocalAdapter:
         cursor: str | None,
     ) -> IdPage:
         with self._lock:
-            data = self._state(index.name).ns(namespace)
+            self._refresh()
+            data = self._state(index).ns(namespace)
             if data is None:
                 return IdPage((), None)
             ids = sorted(
@@ -298,5 +427,6 @@ class LocalAdapter:
             return IdPage(page, page[-1] if len(ids) > limit else None)
 
     def close(self) -> None:
-        if self._storage is not None:
-            self._storage.close()
+        with self._lock:
+            if self._storage is not None:
+                self._storage.close()
