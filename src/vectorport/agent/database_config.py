@@ -53,7 +53,7 @@ SECTION_KEYS: Mapping[str, Mapping[str, str]] = {
     "chroma": {**_GENERIC, "where": "filter", "where_document": "backend:where_document"},
     "turbopuffer": {**_GENERIC, "consistency": "consistency"},
     "milvus": {**_GENERIC, "consistency": "consistency", "ef": "ef", "nprobe": "probes"},
-    "lancedb": {**_GENERIC, "ef": "ef", "nprobes": "probes", "refine_factor": "backend:refine_factor"},
+    "lancedb": {**_GENERIC, "consistency": "consistency", "ef": "ef", "nprobes": "probes"},
 }
 """For each known backend: the keys its section accepts, and the option each becomes."""
 

@@ -79,10 +79,26 @@ _CLOUD_OPTIONS = frozenset({"api_key", "api_key_env", "region", "host_override"}
 _FETCH_CHUNK = 1_000
 
 
-def _default_index(spec: IndexSpec, options: IndexOptions) -> str:
-    if options.ann_index:
-        return options.ann_index
-    return "IVF_HNSW_SQ" if spec.index_type == "hnsw" else "IVF_FLAT"
+def ann_config(spec: IndexSpec, options: IndexOptions, rows: int) -> Any:
+    """The LanceDB index config for an ``ivf``/``hnsw`` IndexSpec: IVF_FLAT (exact
+    distances within the probed lists) and IVF_HNSW_SQ (one list) unless the
+    ``ann_index`` option names another; ``lists``, ``m``, ``ef_construction`` and
+    ``num_sub_vectors`` are passed on."""
+    from lancedb import index as lance_index
+
+    kind = options.ann_index or ("IVF_HNSW_SQ" if spec.index_type == "hnsw" else "IVF_FLAT")
+    params: dict[str, Any] = {"distance_type": DISTANCE_TYPES[spec.metric]}
+    if kind.startswith("IVF_HNSW"):
+        params["num_partitions"] = spec.index_params.get("lists", 1)
+        params["m"] = spec.index_params.get("m", 20)
+        params["ef_construction"] = spec.index_params.get("ef_construction", 300)
+    else:
+        params["num_partitions"] = spec.index_params.get("lists", max(1, int(math.sqrt(rows))))
+    if kind.endswith("_PQ") and options.num_sub_vectors is not None:
+        params["num_sub_vectors"] = options.num_sub_vectors
+    classes = {"IVF_FLAT": "IvfFlat", "IVF_SQ": "IvfSq", "IVF_PQ": "IvfPq", "IVF_RQ": "IvfRq",
+               "IVF_HNSW_SQ": "HnswSq", "IVF_HNSW_PQ": "HnswPq", "IVF_HNSW_FLAT": "HnswFlat"}
+    return getattr(lance_index, classes[kind])(**params)
 
 
 class LanceDBAdapter:
@@ -264,19 +280,8 @@ class LanceDBAdapter:
             rows = table.count_rows()
             if rows < options.build_threshold:
                 return
-            kind = _default_index(index, options)
-            params: dict[str, Any] = {"metric": DISTANCE_TYPES[index.metric],
-                                      "vector_column_name": codec.VECTOR, "index_type": kind}
-            if kind in ("IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"):
-                params["num_partitions"] = index.index_params.get("lists", 1)
-                params["m"] = index.index_params.get("m", 20)
-                params["ef_construction"] = index.index_params.get("ef_construction", 300)
-            else:
-                params["num_partitions"] = index.index_params.get(
-                    "lists", max(1, int(math.sqrt(rows))))
-            if options.num_sub_vectors is not None:
-                params["num_sub_vectors"] = options.num_sub_vectors
-            table.create_index(**params)
+            config = ann_config(index, options, rows)
+            table.create_index(codec.VECTOR, config=config)
 
     def _columns(self, request_include: Any) -> list[str]:
         columns = [codec.ID, codec.VECTOR]
