@@ -77,3 +77,9 @@ def pinecone(tmp: Path) -> Iterator[str]:
 
 
 __all__ = ["EMULATOR_KEY_ENV", "chroma", "local", "milvus", "pgvector", "pinecone", "turbopuffer"]
+
+
+@contextmanager
+def lancedb(tmp: Path) -> Iterator[str]:
+    """LanceDB embedded, a database folder under ``tmp``."""
+    yield f"lancedb://{tmp / 'lancedb'}"

@@ -1,0 +1,1 @@
+"""The LanceDB adapter (embedded, and LanceDB Cloud/Enterprise with a key)."""

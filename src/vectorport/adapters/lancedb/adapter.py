@@ -1,0 +1,408 @@
+"""The ``lancedb`` adapter: LanceDB's own engine, embedded or LanceDB Cloud.
+
+URLs: ``lancedb:///path/to/folder`` opens (creating) an embedded database in that
+folder; ``db://database?api_key_env=VAR`` (optionally ``&region=…``,
+``&host_override=…``) reaches LanceDB Cloud or Enterprise. A ``db://`` URL without a
+key is a ``ConfigError`` before any network I/O; the key is held as a masked
+:class:`Secret` and scrubbed from every error message.
+
+**Indexes** are tables of the same name (index names are valid table names as they
+are); the layout of a row is described in :mod:`.codec`, and the IndexSpec is kept in
+the table schema's metadata.
+
+**Namespaces** are a column (``ns``) of the index's one table, not a table each: an
+index then has one ANN index and one schema, a namespace costs nothing to create, and
+``list_namespaces`` is one scan of a single column. Every query, count, fetch, delete
+and listing carries ``ns = '<namespace>'`` in its ``where``, and upserts merge on
+``pk = namespace/id``, so the same id can live in several namespaces.
+
+**Upserts** are one ``merge_insert`` on ``pk`` per batch (when matched: replace every
+column, so re-upserting replaces metadata instead of merging it). Writes of one
+adapter are serialised by a lock: concurrent Lance commits to one table would
+otherwise conflict; a conflict with another process surfaces as a
+``TransientBackendError``, which the facade retries.
+
+**Consistency**: the connection is opened with ``read_consistency_interval=0``, so
+every read checks for the latest table version: a read after a write returned sees it,
+from any process.
+
+**Scores** are computed by the adapter in float64 from the vectors the search returns,
+ties at the cut resolved by widening the search (:mod:`.ranking`). ``index_type``
+``auto``/``flat`` search exactly (``bypass_vector_index``); ``ivf``/``hnsw`` build a
+LanceDB ANN index (IVF_FLAT / IVF_HNSW_SQ by default) once the table holds
+``build_threshold`` rows, and are then approximate; rows written after the build are
+searched exhaustively by LanceDB and merged in. ``probes`` → ``nprobes``, ``ef`` →
+``ef``, ``refine_factor`` from the ``lancedb`` options section.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from vectorport.adapters.lancedb import codec
+from vectorport.adapters.lancedb.capabilities import LANCEDB_CAPABILITIES
+from vectorport.adapters.lancedb.errors import translated
+from vectorport.adapters.lancedb.escaping import quote_string
+from vectorport.adapters.lancedb.filters import namespace_expression, pk_in, scoped
+from vectorport.adapters.lancedb.options import (
+    BACKEND,
+    IndexOptions,
+    index_options,
+    query_options,
+)
+from vectorport.adapters.lancedb.ranking import exact_scores, exact_top_k
+from vectorport.core.capabilities import Capabilities
+from vectorport.core.config import ConnectionURL, Secret
+from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
+from vectorport.core.filters.ast import Filter
+from vectorport.core.types import (
+    IdPage,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+)
+
+DISTANCE_TYPES = {"cosine": "cosine", "dotproduct": "dot", "euclidean": "l2"}
+_EMBEDDED_OPTIONS: frozenset[str] = frozenset()
+_CLOUD_OPTIONS = frozenset({"api_key", "api_key_env", "region", "host_override"})
+_FETCH_CHUNK = 1_000
+
+
+def ann_config(spec: IndexSpec, options: IndexOptions, rows: int) -> Any:
+    """The LanceDB index config for an ``ivf``/``hnsw`` IndexSpec: IVF_FLAT (exact
+    distances within the probed lists) and IVF_HNSW_SQ (one list) unless the
+    ``ann_index`` option names another; ``lists``, ``m``, ``ef_construction`` and
+    ``num_sub_vectors`` are passed on."""
+    from lancedb import index as lance_index
+
+    kind = options.ann_index or ("IVF_HNSW_SQ" if spec.index_type == "hnsw" else "IVF_FLAT")
+    params: dict[str, Any] = {"distance_type": DISTANCE_TYPES[spec.metric]}
+    if kind.startswith("IVF_HNSW"):
+        params["num_partitions"] = spec.index_params.get("lists", 1)
+        params["m"] = spec.index_params.get("m", 20)
+        params["ef_construction"] = spec.index_params.get("ef_construction", 300)
+    else:
+        params["num_partitions"] = spec.index_params.get("lists", max(1, int(math.sqrt(rows))))
+    if kind.endswith("_PQ") and options.num_sub_vectors is not None:
+        params["num_sub_vectors"] = options.num_sub_vectors
+    classes = {"IVF_FLAT": "IvfFlat", "IVF_SQ": "IvfSq", "IVF_PQ": "IvfPq", "IVF_RQ": "IvfRq",
+               "IVF_HNSW_SQ": "HnswSq", "IVF_HNSW_PQ": "HnswPq", "IVF_HNSW_FLAT": "HnswFlat"}
+    return getattr(lance_index, classes[kind])(**params)
+
+
+class LanceDBAdapter:
+    """LanceDB through its Python SDK; see the module docstring for the mapping."""
+
+    backend: ClassVar[str] = BACKEND
+
+    def __init__(self, uri: str, *, api_key: Secret | None = None, region: str | None = None,
+                 host_override: str | None = None, shown_as: str = "") -> None:
+        import lancedb
+
+        self._shown_as = shown_as or uri
+        self._secrets = (api_key.reveal(),) if api_key is not None else ()
+        kwargs: dict[str, Any] = {"read_consistency_interval": timedelta(0)}
+        if api_key is not None:
+            kwargs["api_key"] = api_key.reveal()
+        if region:
+            kwargs["region"] = region
+        if host_override:
+            kwargs["host_override"] = host_override
+        with self._translated("connect"):
+            self._db = lancedb.connect(uri, **kwargs)
+        self._tables: dict[str, Any] = {}
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> LanceDBAdapter:
+        if url.scheme == "db":
+            url.unknown_options(_CLOUD_OPTIONS)
+            if not url.host:
+                raise ConfigError("LanceDB Cloud URLs name a database: db://my-database")
+            key = url.credential("api_key", default_env="LANCEDB_API_KEY")
+            if key is None:
+                raise ConfigError(
+                    "db:// (LanceDB Cloud/Enterprise) needs an API key: add "
+                    "?api_key_env=VAR naming an environment variable that holds it"
+                )
+            return cls(f"db://{url.host}", api_key=key, region=url.option("region"),
+                       host_override=url.option("host_override"), shown_as=url.redacted())
+        url.unknown_options(_EMBEDDED_OPTIONS)
+        if url.host or url.path in ("", "/"):
+            raise ConfigError("lancedb URLs name a folder: lancedb:///path/to/folder")
+        path = Path(url.path)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the LanceDB folder {url.path!r}: {exc}") from exc
+        return cls(str(path), shown_as=url.redacted())
+
+    def __repr__(self) -> str:
+        return f"LanceDBAdapter({self._shown_as!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return LANCEDB_CAPABILITIES
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _translated(self, operation: str, index: str | None = None) -> Any:
+        return translated(operation, index, self._secrets)
+
+    def _table(self, name: str) -> Any:
+        table = self._tables.get(name)
+        if table is None:
+            with self._translated("open_table", name):
+                table = self._db.open_table(name)
+            self._tables[name] = table
+        return table
+
+    def _stored_spec(self, name: str) -> IndexSpec:
+        self._tables.pop(name, None)  # re-open: another process may have replaced it
+        with self._translated("open_table", name):
+            spec = codec.spec_from_schema(self._table(name).schema)
+        if spec is None:
+            raise IndexNotFoundError(name)  # a table vectorport did not create
+        return spec
+
+    def _rows(self, table: Any, where: str, columns: list[str], limit: int | None,
+              order_by_id: bool = False) -> pa.Table:
+        from lancedb.query import ColumnOrdering
+
+        query = table.search().where(where).select(columns).limit(limit)
+        if order_by_id:
+            query = query.order_by([ColumnOrdering(column_name=codec.ID)])
+        return query.to_arrow()
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def create_index(self, spec: IndexSpec) -> None:
+        index_options(spec.backend_options.get(BACKEND, {}), spec.index_type)
+        schema = codec.schema(spec)
+        with self._translated("create_table"):
+            if self._exists(spec.name):
+                raise IndexExistsError(spec.name)
+            try:
+                self._tables[spec.name] = self._db.create_table(spec.name, schema=schema)
+            except ValueError as exc:
+                if "already exists" in str(exc):
+                    raise IndexExistsError(spec.name) from exc
+                raise
+
+    def _exists(self, name: str) -> bool:
+        return name in self._table_names()
+
+    def _table_names(self) -> list[str]:
+        names: list[str] = []
+        token: str | None = None
+        while True:
+            page = self._db.list_tables(page_token=token)
+            names.extend(page.tables)
+            token = page.page_token
+            if not token:
+                return names
+
+    def describe_index(self, name: str) -> IndexInfo:
+        spec = self._stored_spec(name)
+        with self._translated("describe", name):
+            column = self._rows(self._table(name), "true", [codec.NAMESPACE], None)
+        counts = {str(row["values"]): int(row["counts"])
+                  for row in pc.value_counts(column[codec.NAMESPACE]).to_pylist()}
+        return IndexInfo(spec=spec, count=sum(counts.values()), namespaces=counts)
+
+    def list_indexes(self) -> list[str]:
+        with self._translated("list_tables"):
+            names = self._table_names()
+        out = []
+        for name in names:
+            try:
+                self._stored_spec(name)
+            except (IndexNotFoundError, ConfigError):
+                continue
+            out.append(name)
+        return out
+
+    def delete_index(self, name: str) -> None:
+        self._stored_spec(name)
+        with self._translated("drop_table", name):
+            self._db.drop_table(name)
+        self._tables.pop(name, None)
+
+    # -- data ---------------------------------------------------------------------
+
+    def _arrow(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> pa.Table:
+        columns: dict[str, list[Any]] = {name: [] for name in (
+            codec.PK, codec.NAMESPACE, codec.ID, codec.META, codec.TOKENS, codec.DOCUMENT)}
+        for record in records:
+            meta, tokens = codec.encode_metadata(record.metadata)
+            columns[codec.PK].append(codec.make_pk(namespace, record.id))
+            columns[codec.NAMESPACE].append(namespace)
+            columns[codec.ID].append(record.id)
+            columns[codec.META].append(meta)
+            columns[codec.TOKENS].append(tokens)
+            columns[codec.DOCUMENT].append(record.document)
+        schema = codec.schema(index)
+        flat = np.concatenate([np.asarray(r.vector, dtype=np.float32) for r in records])
+        vectors = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()),
+                                                    index.dimension)
+        arrays = [vectors if f.name == codec.VECTOR else pa.array(columns[f.name], f.type)
+                  for f in schema]
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        if not records:
+            return
+        data = self._arrow(index, namespace, records)
+        table = self._table(index.name)
+        with self._write_lock, self._translated("merge_insert", index.name):
+            (table.merge_insert(codec.PK).when_matched_update_all()
+             .when_not_matched_insert_all().execute(data))
+        if index.index_type in ("ivf", "hnsw"):
+            self._maybe_build_ann(index, table)
+
+    def _maybe_build_ann(self, index: IndexSpec, table: Any) -> None:
+        """Train the ANN index once there are rows enough (k-means and PQ need data)."""
+        options = index_options(index.backend_options.get(BACKEND, {}), index.index_type)
+        with self._write_lock, self._translated("create_index", index.name):
+            if any(codec.VECTOR in i.columns for i in table.list_indices()):
+                return
+            rows = table.count_rows()
+            if rows < options.build_threshold:
+                return
+            config = ann_config(index, options, rows)
+            table.create_index(codec.VECTOR, config=config)
+
+    def _columns(self, request_include: Any) -> list[str]:
+        columns = [codec.ID, codec.VECTOR]
+        if request_include.metadata:
+            columns.append(codec.META)
+        if request_include.documents:
+            columns.append(codec.DOCUMENT)
+        return columns
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        assert request.vector is not None  # no sparse: the facade refuses sparse queries
+        options = query_options(request.options_for(BACKEND))
+        where = scoped(request.namespace, request.filter)
+        columns = self._columns(request.include)
+        table = self._table(index.name)
+        vector = np.asarray(request.vector, dtype=np.float32)
+        probes = request.probes if request.probes is not None else options.nprobes
+        exact = index.index_type in ("auto", "flat")
+        batches: dict[int, pa.Table] = {}
+
+        def search(depth: int) -> tuple[list[str], Any]:
+            query = (table.search(vector, vector_column_name=codec.VECTOR)
+                     .distance_type(DISTANCE_TYPES[index.metric])
+                     .where(where, prefilter=True)
+                     .select([*columns, "_distance"]).limit(depth))
+            if exact:
+                query = query.bypass_vector_index()
+            else:
+                if probes is not None:
+                    query = query.nprobes(probes)
+                if request.ef is not None:
+                    query = query.ef(max(request.ef, depth))
+                if options.refine_factor is not None:
+                    query = query.refine_factor(options.refine_factor)
+            with self._translated("search", index.name):
+                result = query.to_arrow()
+            batches[depth] = result
+            vectors = result[codec.VECTOR].combine_chunks().flatten().to_numpy(
+                zero_copy_only=False).reshape(-1, index.dimension)
+            ids = result[codec.ID].to_pylist()
+            scores = exact_scores(index.metric, vector, vectors) if ids else np.zeros(0)
+            return ids, scores
+
+        ranked = exact_top_k(search, request.top_k, request.min_score)
+        result = batches[max(batches)]
+        return [self._match(result, position, rid, score, request)
+                for rid, score, position in ranked]
+
+    def _match(self, result: pa.Table, position: int, rid: str, score: float,
+               request: QueryRequest) -> Match:
+        include = request.include
+        return Match(
+            id=rid, score=score,
+            metadata=codec.decode_metadata(result[codec.META][position].as_py())
+            if include.metadata else None,
+            vector=codec.read_only_vector(result[codec.VECTOR][position].as_py())
+            if include.vectors else None,
+            document=result[codec.DOCUMENT][position].as_py() if include.documents else None,
+        )
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        table = self._table(index.name)
+        out: list[Record] = []
+        columns = [codec.ID, codec.VECTOR, codec.META, codec.DOCUMENT]
+        for start in range(0, len(ids), _FETCH_CHUNK):
+            chunk = [codec.make_pk(namespace, i) for i in ids[start:start + _FETCH_CHUNK]]
+            with self._translated("fetch", index.name):
+                rows = self._rows(table, scoped(namespace, None, pk_in(chunk)), columns,
+                                  len(chunk)).to_pylist()
+            out.extend(Record(
+                id=row[codec.ID], vector=codec.read_only_vector(row[codec.VECTOR]),
+                metadata=codec.decode_metadata(row[codec.META]),
+                document=row[codec.DOCUMENT],
+            ) for row in rows)
+        return out
+
+    def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
+               filter: Filter | None) -> None:
+        table = self._table(index.name)
+        if ids is not None:
+            wheres = [scoped(namespace, None, pk_in(
+                [codec.make_pk(namespace, i) for i in ids[s:s + _FETCH_CHUNK]]))
+                for s in range(0, len(ids), _FETCH_CHUNK)]
+        else:
+            wheres = [scoped(namespace, filter)]
+        with self._write_lock, self._translated("delete", index.name):
+            for where in wheres:
+                table.delete(where)
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        with self._translated("count_rows", index.name):
+            return int(self._table(index.name).count_rows(scoped(namespace, filter)))
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        with self._translated("list_namespaces", index.name):
+            column = self._rows(self._table(index.name), "true", [codec.NAMESPACE], None)
+        return sorted(str(v) for v in pc.unique(column[codec.NAMESPACE]).to_pylist())
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        with self._write_lock, self._translated("delete", index.name):
+            self._table(index.name).delete(namespace_expression(namespace))
+
+    def list_ids(self, index: IndexSpec, namespace: str, *, prefix: str | None,
+                 filter: Filter | None, limit: int, cursor: str | None) -> IdPage:
+        """Ids in ascending (code point) order; the cursor is the last id returned."""
+        extra = []
+        if prefix:
+            extra.append(f"starts_with({codec.ID}, {quote_string(prefix)})")
+        if cursor is not None:
+            extra.append(f"{codec.ID} > {quote_string(cursor)}")
+        where = scoped(namespace, filter, *extra)
+        with self._translated("list_ids", index.name):
+            rows = self._rows(self._table(index.name), where, [codec.ID], limit + 1,
+                              order_by_id=True)
+        ids = [str(v) for v in rows[codec.ID].to_pylist()]
+        more = len(ids) > limit
+        ids = ids[:limit]
+        return IdPage(tuple(ids), ids[-1] if more and ids else None)
+
+    def close(self) -> None:
+        self._tables.clear()
+
+
+__all__ = ["LanceDBAdapter"]

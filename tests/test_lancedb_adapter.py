@@ -1,0 +1,223 @@
+"""The lancedb adapter beyond the conformance suite: URLs and LanceDB Cloud keys, the
+ANN hints shown to take effect, strict options, the storage layout, consistency across
+connections and processes, and error translation without credentials."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("lancedb")
+
+import lancedb
+
+import vectorport
+from vectorport import ConfigError, IndexNotFoundError, ValidationError
+from vectorport.adapters.lancedb import codec
+from vectorport.adapters.lancedb.errors import translated
+from vectorport.agent import options_for_backend
+from vectorport.core.errors import BackendError, TransientBackendError
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="vp-lancedb-") as path:
+        yield Path(path)
+
+
+@pytest.fixture
+def store(folder: Path) -> Iterator[vectorport.Store]:
+    with vectorport.connect(f"lancedb://{folder}") as opened:
+        yield opened
+
+
+# -- URLs and credentials ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["lancedb://", "lancedb:///", "lancedb://host/path",
+                                 "lancedb:///tmp/x?unknown=1"])
+def test_bad_embedded_urls(url: str) -> None:
+    with pytest.raises(ConfigError):
+        vectorport.connect(url)
+
+
+def test_cloud_urls_need_a_key_and_fail_before_any_io(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LanceDB Cloud cannot be reached from here: only the refusals are tested."""
+    monkeypatch.delenv("LANCEDB_API_KEY", raising=False)
+    monkeypatch.delenv("VP_TEST_NO_SUCH_KEY", raising=False)
+    with pytest.raises(ConfigError, match="API key"):
+        vectorport.connect("db://my-database")
+    with pytest.raises(ConfigError, match="VP_TEST_NO_SUCH_KEY"):
+        vectorport.connect("db://my-database?api_key_env=VP_TEST_NO_SUCH_KEY")
+    with pytest.raises(ConfigError, match="name a database"):
+        vectorport.connect("db://?api_key_env=VP_TEST_NO_SUCH_KEY")
+    with pytest.raises(ConfigError) as info:
+        vectorport.connect("db://my-database?api_key=sk-very-secret&bogus=1")
+    assert "sk-very-secret" not in str(info.value) and "bogus" in str(info.value)
+
+
+def test_the_store_names_its_backend_and_folder(store: vectorport.Store, folder: Path) -> None:
+    assert store.backend == "lancedb"
+    assert str(folder) in repr(store.adapter)
+
+
+def test_errors_never_carry_the_key() -> None:
+    with pytest.raises(BackendError) as info, translated("search", "idx", ("sk-123",)):
+        raise RuntimeError("request with key sk-123 failed")
+    assert "sk-123" not in str(info.value) and "***" in str(info.value)
+    assert info.value.__cause__ is None
+    with pytest.raises(TransientBackendError), translated("merge_insert"):
+        raise RuntimeError("Retryable commit conflict for version 3")
+    with pytest.raises(IndexNotFoundError), translated("open_table", "idx"):
+        raise ValueError("Table 'idx' was not found")
+
+
+# -- options --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("section", [{"nprobes": 0}, {"refine_factor": True},
+                                     {"bogus": 1}, {"nprobes": "4"}])
+def test_bad_query_options_are_refused(store: vectorport.Store, section: dict[str, Any]) -> None:
+    index = store.create_index("vp_opts", 2, "dotproduct")
+    index.upsert([("a", [1, 0])])
+    with pytest.raises(ValidationError):
+        index.query([1, 0], backend_options={"lancedb": section})
+    assert [m.id for m in index.query([1, 0], backend_options={"lancedb": {"nprobes": 2}})] == [
+        "a"]
+
+
+@pytest.mark.parametrize(("index_type", "section"), [
+    ("hnsw", {"ann_index": "IVF_PQ"}), ("ivf", {"ann_index": "IVF_HNSW_SQ"}),
+    ("flat", {"ann_index": "IVF_FLAT"}), ("ivf", {"build_threshold": 0}), ("ivf", {"x": 1}),
+])
+def test_bad_index_options_create_nothing(store: vectorport.Store, index_type: str,
+                                          section: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        store.create_index("vp_bad_opts", 2, index_type=index_type,
+                           backend_options={"lancedb": section})
+    assert "vp_bad_opts" not in store.list_indexes()
+
+
+def test_query_tool_section() -> None:
+    options = options_for_backend(
+        {"lancedb": {"nprobes": 8, "ef": 40, "consistency": "strong", "namespace": "p"}},
+        "lancedb")
+    assert options.query_kwargs() == {"namespace": "p", "ef": 40, "probes": 8,
+                                      "consistency": "strong"}
+
+
+# -- the ANN hints take effect -------------------------------------------------------
+
+RNG_SEED = 7
+
+
+def _recall(index: vectorport.Index, data: np.ndarray, queries: np.ndarray,
+            **kwargs: Any) -> float:
+    hits = 0
+    for q in queries:
+        distances = np.linalg.norm(data.astype(np.float64) - q, axis=1)
+        exact = {f"v{i:04d}" for i in np.argsort(distances, kind="stable")[:10]}
+        hits += len(exact & {m.id for m in index.query(q, top_k=10, **kwargs)})
+    return hits / (10 * len(queries))
+
+
+def _ann_index(store: vectorport.Store, folder: Path, name: str, dim: int, rows: int,
+               **kwargs: Any) -> tuple[vectorport.Index, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(RNG_SEED)
+    data = rng.normal(size=(rows, dim)).astype(np.float32)
+    index = store.create_index(name, dim, "euclidean", **kwargs)
+    index.upsert([(f"v{i:04d}", data[i]) for i in range(rows)], batch_size=rows)
+    (config,) = lancedb.connect(str(folder)).open_table(name).list_indices()
+    assert config.num_indexed_rows == rows  # trained on the whole first batch
+    return index, data, rng.normal(size=(20, dim)).astype(np.float32)
+
+
+def test_probes_and_refine_factor_take_effect(store: vectorport.Store, folder: Path) -> None:
+    index, data, queries = _ann_index(store, folder, "vp_ivf", 16, 1000, index_type="ivf",
+                                      index_params={"lists": 32})
+    one = _recall(index, data, queries, probes=1)
+    every = _recall(index, data, queries, probes=32)
+    assert every == 1.0, "IVF_FLAT over every list is exact"
+    assert one < 0.9, "one list of 32 must miss neighbours"
+    same = _recall(index, data, queries, backend_options={"lancedb": {"nprobes": 1}})
+    assert same == one, "nprobes is probes"
+
+    pq, data, queries = _ann_index(
+        store, folder, "vp_ivf_pq", 16, 1000, index_type="ivf", index_params={"lists": 4},
+        backend_options={"lancedb": {"ann_index": "IVF_PQ", "num_sub_vectors": 2}})
+    rough = _recall(pq, data, queries, probes=4)
+    refined = _recall(pq, data, queries, probes=4,
+                      backend_options={"lancedb": {"refine_factor": 20}})
+    assert rough < 0.9 and refined > rough + 0.05, (rough, refined)
+
+
+def test_ef_takes_effect(store: vectorport.Store, folder: Path) -> None:
+    index, data, queries = _ann_index(store, folder, "vp_hnsw", 32, 1000, index_type="hnsw",
+                                      index_params={"m": 4, "ef_construction": 20})
+    narrow = _recall(index, data, queries)
+    wide = _recall(index, data, queries, ef=400)
+    assert wide > narrow + 0.1, (narrow, wide)
+
+
+def test_an_exact_index_never_uses_an_ann_structure(store: vectorport.Store,
+                                                    folder: Path) -> None:
+    index, data, queries = _ann_index(store, folder, "vp_ivf_small", 8, 300, index_type="ivf",
+                                      index_params={"lists": 16})
+    assert _recall(index, data, queries, probes=16) == 1.0
+    flat = store.create_index("vp_flat", 8, "euclidean", index_type="flat")
+    flat.upsert([(f"v{i:04d}", data[i]) for i in range(300)], batch_size=300)
+    assert lancedb.connect(str(folder)).open_table("vp_flat").list_indices() == []
+    assert _recall(flat, data, queries, probes=1) == 1.0
+
+
+# -- layout, consistency --------------------------------------------------------------
+
+
+def test_layout_keeps_kinds_apart(store: vectorport.Store, folder: Path) -> None:
+    index = store.create_index("vp_layout", 2, "dotproduct")
+    metadata = {"n": 2**63 - 1, "f": 1.0, "b": True, "s": "1", "l": ["b", "a"]}
+    index.upsert([{"id": "x", "vector": [1, 0], "metadata": metadata, "document": "text"}])
+    (row,) = lancedb.connect(str(folder)).open_table("vp_layout").to_arrow().to_pylist()
+    assert json.loads(row[codec.META]) == {"i_n": 2**63 - 1, "f_f": 1.0, "b_b": True,
+                                           "s_s": "1", "l_l": ["b", "a"], "a_l": "a",
+                                           "z_l": "b"}
+    assert sorted(row[codec.TOKENS]) == sorted(["n", "f", "b", "s", "s=1", "l", "l=b", "l=a"])
+    assert (row[codec.PK], row[codec.NAMESPACE], row[codec.DOCUMENT]) == ("/x", "", "text")
+    got = index.fetch(["x"])["x"]
+    assert dict(got.metadata) == {**metadata, "l": ("b", "a")}
+    assert type(got.metadata["f"]) is float and type(got.metadata["b"]) is bool
+
+
+def test_foreign_tables_are_not_indexes(store: vectorport.Store, folder: Path) -> None:
+    lancedb.connect(str(folder)).create_table("foreign_table", data=[{"vector": [1.0, 0.0]}])
+    assert "foreign_table" not in store.list_indexes()
+    with pytest.raises(IndexNotFoundError):
+        store.describe_index("foreign_table")
+
+
+def test_reads_see_writes_of_other_connections_and_processes(
+    store: vectorport.Store, folder: Path
+) -> None:
+    index = store.create_index("vp_consistency", 2, "dotproduct")
+    with vectorport.connect(f"lancedb://{folder}") as other:
+        seen_by_other = other.index("vp_consistency")
+        index.upsert([("a", [1, 0])])
+        assert seen_by_other.count() == 1
+        seen_by_other.upsert([("b", [0, 1])])
+        assert sorted(index.fetch(["a", "b"])) == ["a", "b"]
+    script = (
+        "import vectorport, sys\n"
+        f"s = vectorport.connect('lancedb://{folder}')\n"
+        "s.index('vp_consistency').upsert([('c', [1, 1])])\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert index.count() == 3
+    assert [m.id for m in index.query([1, 1], top_k=1)] == ["c"]
