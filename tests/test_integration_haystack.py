@@ -204,3 +204,38 @@ def test_metadata_vectorport_cannot_hold_raises_value_error(
     with pytest.raises(ValueError):
         document_store.write_documents([Document(content="x", meta={"nested": {"a": 1}})])
     assert document_store.count_documents() == 0
+
+
+# -- the same pipeline over pgvector and the Pinecone emulator --------------------------
+
+
+@pytest.fixture(scope="module")
+def pgvector_and_pinecone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[vectorport.Store]]:
+    from contextlib import ExitStack
+
+    wanted = [b for b in backends.ALL if b.name in ("pgvector", "pinecone")]
+    with ExitStack() as stack:
+        stores = []
+        for backend in wanted:
+            url = stack.enter_context(backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)))
+            stores.append(stack.enter_context(vectorport.connect(url)))
+        yield stores
+
+
+def test_pipeline_gives_the_same_documents_on_pgvector_and_pinecone(
+        pgvector_and_pinecone: list[vectorport.Store]) -> None:
+    docs = _docs()
+    filters = {"operator": "OR", "conditions": [
+        {"field": "meta.tag", "operator": "==", "value": "a"},
+        {"field": "meta.year", "operator": ">", "value": 2020}]}
+    answers = []
+    for opened in pgvector_and_pinecone:
+        for doc_store in _document_store(opened):
+            doc_store.write_documents(docs)
+            pipeline = Pipeline()
+            pipeline.add_component("retriever", VectorportEmbeddingRetriever(doc_store, top_k=3))
+            result = pipeline.run({"retriever": {"query_embedding": docs[1].embedding, "filters": filters}})
+            answers.append([d.id for d in result["retriever"]["documents"]])
+    assert len(answers) == 2 and answers[0] == answers[1]
+    allowed = {d.id for d in docs if document_matches_filter(filters, d)}
+    assert answers[0][0] == "d1" and set(answers[0]) <= allowed  # the query is d1's own embedding

@@ -210,3 +210,38 @@ async def test_embedder_adapters_async() -> None:
     assert len(await as_langchain.aembed_query("x")) == 8
     back = EmbeddingsEmbedder(DeterministicFakeEmbedding(size=5))
     assert (await back.aembed(["x", "y"]))[1].shape == (5,)
+
+
+# -- the same retriever over pgvector and the Pinecone emulator -------------------------
+
+
+@pytest.fixture(scope="module")
+def pgvector_and_pinecone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[vectorport.Store]]:
+    from contextlib import ExitStack
+
+    wanted = [b for b in backends.ALL if b.name in ("pgvector", "pinecone")]
+    with ExitStack() as stack:
+        stores = []
+        for backend in wanted:
+            url = stack.enter_context(backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)))
+            stores.append(stack.enter_context(vectorport.connect(url)))
+        yield stores
+
+
+def test_retriever_gives_the_same_documents_on_pgvector_and_pinecone(
+        pgvector_and_pinecone: list[vectorport.Store]) -> None:
+    emb = DeterministicFakeEmbedding(size=8)
+    texts = [f"doc {i}" for i in range(12)]
+    metas = [{"year": 2015 + i, "team": "a" if i % 3 else "b"} for i in range(12)]
+    answers = []
+    for opened in pgvector_and_pinecone:
+        name = f"lc_{uuid.uuid4().hex[:12]}"
+        vs = VectorportVectorStore.from_texts(texts, emb, metas, ids=[str(i) for i in range(12)],
+                                              url=opened, index_name=name)
+        try:
+            retriever = vs.as_retriever(search_kwargs={
+                "k": 4, "filter": {"$or": [{"team": "b"}, {"year": {"$gte": 2024}}]}})
+            answers.append([d.id for d in retriever.invoke("doc 3")])
+        finally:
+            opened.delete_index(name, missing_ok=True)
+    assert len(answers) == 2 and answers[0] == answers[1]

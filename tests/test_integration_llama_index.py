@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llama_index.core import Settings, VectorStoreIndex
+from llama_index.core import VectorStoreIndex
 from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.llms import MockLLM
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -275,8 +276,38 @@ def test_query_engine_over_the_store(vector_store: VectorportVectorStore) -> Non
     retriever = index.as_retriever(similarity_top_k=5, filters=MetadataFilters(
         filters=[F("genre", FilterOperator.IN, ["sf", "drama"])]))
     assert sorted(r.node.node_id for r in retriever.retrieve("anything")) == ["n0", "n1", "n2"]
-    Settings.llm = None  # type: ignore[assignment]  # no LLM: the engine returns the context
-    engine = index.as_query_engine(similarity_top_k=2, filters=MetadataFilters(
+    engine = index.as_query_engine(similarity_top_k=2, llm=MockLLM(), filters=MetadataFilters(
         filters=[F("year", FilterOperator.GTE, 2010)]))
     response = engine.query("what?")
     assert sorted(n.node.node_id for n in response.source_nodes) == ["n1", "n2"]
+
+
+# -- the same query engine over pgvector and the Pinecone emulator ----------------------
+
+
+@pytest.fixture(scope="module")
+def pgvector_and_pinecone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[vectorport.Store]]:
+    from contextlib import ExitStack
+
+    wanted = [b for b in backends.ALL if b.name in ("pgvector", "pinecone")]
+    with ExitStack() as stack:
+        stores = []
+        for backend in wanted:
+            url = stack.enter_context(backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)))
+            stores.append(stack.enter_context(vectorport.connect(url)))
+        yield stores
+
+
+def test_query_engine_gives_the_same_nodes_on_pgvector_and_pinecone(
+        pgvector_and_pinecone: list[vectorport.Store]) -> None:
+    filters = MetadataFilters(filters=[F("genre", FilterOperator.NE, "drama"),
+                                       F("year", FilterOperator.LT, 2015)],
+                              condition=FilterCondition.OR)
+    answers = []
+    for opened in pgvector_and_pinecone:
+        for vs in _fresh(opened):
+            index = VectorStoreIndex.from_vector_store(vs, embed_model=MockEmbedding(embed_dim=DIM))
+            vs.add(_nodes())
+            engine = index.as_query_engine(similarity_top_k=3, filters=filters, llm=MockLLM())
+            answers.append(sorted(n.node.node_id for n in engine.query("q").source_nodes))
+    assert len(answers) == 2 and answers[0] == answers[1]
