@@ -30,10 +30,8 @@ from vectorport.integrations.haystack import VectorportDocumentStore, Vectorport
 
 # Every Haystack suite enumerates by filter: Index.scan, on every backend.
 _WANTED = os.environ.get("VECTORPORT_BRIDGE_BACKENDS", "memory,local,pgvector,pinecone,chroma")
-_NEEDS_SCAN: set[str] = set()  # every backend scans now (Index.scan)
 BACKENDS = [
-    pytest.param(b, id=b.name, marks=pytest.mark.skip(reason="needs Index.scan"))
-    if b.name in _NEEDS_SCAN else pytest.param(b, id=b.name)
+    pytest.param(b, id=b.name)
     for b in backends.ALL if b.name in _WANTED.split(",")
 ]
 

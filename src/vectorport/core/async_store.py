@@ -226,7 +226,7 @@ class AsyncIndex:
 
     async def fetch(self, ids: Iterable[str], namespace: str = "") -> dict[str, Record]:
         ns = validation.namespace(namespace)
-        wanted = validation.record_ids(ids)
+        wanted = requests.build_fetch(ids)
         if not wanted:
             return {}
         spec, native = self.sync.spec, self._native()

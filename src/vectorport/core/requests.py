@@ -244,6 +244,12 @@ def build_scan(target: Target, *, filter: RawFilter, page_size: int) -> tuple[Fi
     return node, min(page_size, target.capabilities.max_batch_size)
 
 
+def build_fetch(ids: Iterable[object]) -> tuple[str, ...]:
+    """Validated ids, each once (an engine may refuse repeats, as Chroma does); the
+    answer is ordered by :func:`order_fetched`."""
+    return tuple(dict.fromkeys(validation.record_ids(ids)))
+
+
 def order_fetched(wanted: Sequence[str], found: Iterable[Record]) -> dict[str, Record]:
     """The records found, keyed and ordered by the ids asked for (repeats once)."""
     by_id = {r.id: r for r in found}

@@ -69,7 +69,18 @@ def scan_page(
     """One page from the adapter, natively or through id listing plus fetch; cursors
     here are the adapter's own (the facade wraps them)."""
     if isinstance(adapter, ScanningAdapter):
-        return adapter.scan(index, namespace, filter=filter, page_size=page_size, cursor=cursor)
+        try:
+            return adapter.scan(index, namespace, filter=filter, page_size=page_size,
+                                cursor=cursor)
+        except UnsupportedFeatureError:
+            if filter is None:
+                raise
+        # The engine cannot express this (declared) filter exactly, for example a string
+        # range on Chroma: scan everything and keep what the oracle matches, so a scan
+        # takes the same filters on every backend. Adapters refuse before any I/O.
+        page = adapter.scan(index, namespace, filter=None, page_size=page_size, cursor=cursor)
+        return RecordPage(tuple(r for r in page.records if matches(filter, r.metadata)),
+                          page.next_cursor)
     if isinstance(adapter, IdListingAdapter) and adapter.capabilities.list_ids:
         # Not every backend lists ids by filter, so list them all and keep the matching
         # records with the oracle: the contract's own meaning, exact on every backend.

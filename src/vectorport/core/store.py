@@ -324,7 +324,7 @@ class Index:
     def fetch(self, ids: Iterable[str], namespace: str = "") -> dict[str, Record]:
         """The stored records among ``ids``, keyed and ordered by the ids asked for."""
         ns = validation.namespace(namespace)
-        wanted = validation.record_ids(ids)
+        wanted = requests.build_fetch(ids)
         if not wanted:
             return {}
         found = self._call("fetch", lambda: self._adapter.fetch(self.spec, ns, wanted), ns, len(wanted))

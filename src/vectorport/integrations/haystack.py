@@ -20,8 +20,8 @@ How Haystack's document model maps onto a vectorport record:
 
 Filters are Haystack's dialect with Haystack's meaning (see
 :mod:`vectorport.integrations.haystack_filters`). Listing by filter uses
-:func:`vectorport.integrations._records.iter_records` (needs a listable backend or
-``Index.scan``). ``DuplicatePolicy.FAIL`` and ``SKIP`` read the ids before writing,
+:meth:`Index.scan <vectorport.Index.scan>`, which every backend has.
+``DuplicatePolicy.FAIL`` and ``SKIP`` read the ids before writing,
 so two writers racing on one id are not serialised.
 """
 

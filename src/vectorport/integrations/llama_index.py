@@ -25,6 +25,7 @@ mode raises :class:`~vectorport.UnsupportedFeatureError`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,7 +140,7 @@ class VectorportVectorStore(BasePydanticVectorStore):
         self._delete_matching(Condition("ref_doc_id", "$eq", ref_doc_id))
 
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
-        await self._aindex._thread(self.delete, ref_doc_id)
+        await asyncio.to_thread(self.delete, ref_doc_id)
 
     def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                      **delete_kwargs: Any) -> None:
@@ -159,7 +160,7 @@ class VectorportVectorStore(BasePydanticVectorStore):
 
     async def adelete_nodes(self, node_ids: list[str] | None = None,
                             filters: MetadataFilters | None = None, **delete_kwargs: Any) -> None:
-        await self._aindex._thread(self.delete_nodes, node_ids, filters)
+        await asyncio.to_thread(self.delete_nodes, node_ids, filters)
 
     def clear(self) -> None:
         self._index.delete_namespace(self.namespace)
@@ -188,7 +189,7 @@ class VectorportVectorStore(BasePydanticVectorStore):
 
     async def aget_nodes(self, node_ids: list[str] | None = None,
                          filters: MetadataFilters | None = None) -> list[BaseNode]:
-        return await self._aindex._thread(self.get_nodes, node_ids, filters)
+        return await asyncio.to_thread(self.get_nodes, node_ids, filters)
 
     def _request(self, query: VectorStoreQuery) -> dict[str, Any] | None:
         """The keyword arguments of ``Index.query`` for a LlamaIndex query, or ``None``
