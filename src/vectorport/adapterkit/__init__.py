@@ -55,7 +55,9 @@ from vectorport.core.errors import (
 )
 from vectorport.core.filters.ast import (
     FIELD_OPERATORS,
+    LIST_OPERATORS,
     LOGICAL_OPERATORS,
+    RANGE_OPERATORS,
     And,
     Condition,
     Filter,
@@ -92,8 +94,10 @@ from vectorport.core.types import (
 __all__ = [
     "ALL_FILTER_OPERATORS",
     "FIELD_OPERATORS",
+    "LIST_OPERATORS",
     "LOGICAL_OPERATORS",
     "METRICS",
+    "RANGE_OPERATORS",
     "TRANSIENT_BUILTINS",
     "Adapter",
     "And",

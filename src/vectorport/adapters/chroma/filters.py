@@ -33,9 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from vectorport.adapters.chroma.metadata import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
-from vectorport.core.errors import UnsupportedFeatureError
-from vectorport.core.filters.ast import (
+from vectorport import adapterkit as kit
+from vectorport.adapterkit import (
     RANGE_OPERATORS,
     And,
     Condition,
@@ -44,9 +43,11 @@ from vectorport.core.filters.ast import (
     Not,
     Or,
     Scalar,
+    UnsupportedFeatureError,
+    to_nnf,
     walk,
 )
-from vectorport.core.filters.nnf import to_nnf
+from vectorport.adapters.chroma.codec import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
 
 BACKEND = "chroma"
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -77,12 +78,18 @@ MATCH_ALL = CompiledFilter(None)
 MATCH_NONE = CompiledFilter(None, matches_nothing=True)
 
 
+class _Compiler(kit.FilterCompiler[CompiledFilter]):
+    def build(self, node: Filter) -> CompiledFilter:
+        return _finish(_compile(to_nnf(node)))
+
+
+_COMPILER = _Compiler()
+
+
 def compile_filter(node: Filter | None) -> CompiledFilter:
-    """The exact Chroma form of ``node``; ``UnsupportedFeatureError`` if there is none."""
-    if node is None:
-        return MATCH_ALL
-    clause = _compile(to_nnf(node))
-    return _finish(clause)
+    """The exact Chroma form of ``node``; ``UnsupportedFeatureError`` if there is none.
+    Memoised: the result is shared, callers must not change its ``where``."""
+    return MATCH_ALL if node is None else _COMPILER.compile(node)
 
 
 def refuses(node: Filter | None) -> bool:
