@@ -23,13 +23,22 @@ Kind = Literal["str", "int", "float", "seconds", "bool", "str_map", "credential"
 URL credential (``NAME`` and ``NAME_env``), only declared here, read with
 :meth:`ConnectionURL.credential`; ``any``: checked by the option's ``check``."""
 
-Where = Literal["URL", "index", "query"]
+Where = Literal["URL", "index", "index_params", "query"]
 
 _EXPECTED: dict[str, str] = {
     "str": "a string", "int": "an integer", "float": "a number",
     "seconds": "a positive number of seconds", "bool": "true or false",
     "str_map": "a dict of strings to strings", "any": "valid",
 }
+
+
+def within(low: float, high: float) -> Callable[[Any], str | None]:
+    """A ``check`` for numbers: ``low <= value <= high``."""
+
+    def check(value: Any) -> str | None:
+        return None if low <= value <= high else f"must be in [{low}, {high}], got {value!r}"
+
+    return check
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,4 +166,4 @@ class OptionSpec:
         return raw
 
 
-__all__ = ["Kind", "Option", "OptionSpec", "Where"]
+__all__ = ["Kind", "Option", "OptionSpec", "Where", "within"]
