@@ -23,7 +23,7 @@ The helpers each solve one sub-problem that every adapter meets, once:
 from vectorport.adapterkit.batching import batches, unique, url_cost
 from vectorport.adapterkit.errors import TRANSIENT_BUILTINS, ErrorKind, ErrorTranslator
 from vectorport.adapterkit.filters import FilterCompiler, Memo
-from vectorport.adapterkit.options import Option, OptionSpec, within
+from vectorport.adapterkit.options import Option, OptionSpec, matching, within
 from vectorport.adapterkit.ranking import (
     complete_at_cut,
     fetch_many_until_settled,
@@ -154,6 +154,7 @@ __all__ = [
     "fields_used",
     "first_ask",
     "matches",
+    "matching",
     "operators_used",
     "prefix_upper_bound",
     "read_only_float32",

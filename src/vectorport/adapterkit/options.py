@@ -10,6 +10,7 @@ is wrong).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -37,6 +38,16 @@ def within(low: float, high: float) -> Callable[[Any], str | None]:
 
     def check(value: Any) -> str | None:
         return None if low <= value <= high else f"must be in [{low}, {high}], got {value!r}"
+
+    return check
+
+
+def matching(pattern: re.Pattern[str], shape: str) -> Callable[[Any], str | None]:
+    """A ``check`` for strings: the whole value matches ``pattern`` (``shape`` says how,
+    for the error)."""
+
+    def check(value: Any) -> str | None:
+        return None if isinstance(value, str) and pattern.fullmatch(value) else shape
 
     return check
 
@@ -166,4 +177,4 @@ class OptionSpec:
         return raw
 
 
-__all__ = ["Kind", "Option", "OptionSpec", "Where", "within"]
+__all__ = ["Kind", "Option", "OptionSpec", "Where", "matching", "within"]

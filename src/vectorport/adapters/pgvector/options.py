@@ -47,6 +47,7 @@ from vectorport.adapterkit import (
     QueryRequest,
     UnsupportedFeatureError,
     ValidationError,
+    matching,
     within,
 )
 
@@ -68,12 +69,6 @@ PROBES_MAX = 32768
 _MEMORY_RE = re.compile(r"^[1-9][0-9]{0,9}\s*(kB|MB|GB|TB)?$")
 
 
-def _memory(value: object) -> str | None:
-    if isinstance(value, str) and _MEMORY_RE.match(value):
-        return None
-    return "must look like '1GB', '512MB' or '65536kB'"
-
-
 URL_OPTIONS = OptionSpec(BACKEND, "URL", (
     Option("password", "credential"),
     Option("schema", default="public"),
@@ -90,7 +85,8 @@ URL_OPTIONS = OptionSpec(BACKEND, "URL", (
 INDEX_OPTIONS = OptionSpec(BACKEND, "index", (
     Option("vector_type", default="vector", choices=("vector", "halfvec")),
     Option("defer_index", "bool", default=False),
-    Option("maintenance_work_mem", default="1GB", check=_memory),
+    Option("maintenance_work_mem", default="1GB",
+           check=matching(_MEMORY_RE, "must look like '1GB', '512MB' or '65536kB'")),
     Option("max_parallel_maintenance_workers", "int", default=2, check=within(0, 1024)),
 ))
 

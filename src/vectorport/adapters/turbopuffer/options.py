@@ -11,23 +11,18 @@ instead of ``ANN``).
 
 from __future__ import annotations
 
-from vectorport.adapterkit import Option, OptionSpec
+from vectorport.adapterkit import Option, OptionSpec, matching
 from vectorport.adapters.turbopuffer.naming import DEFAULT_PREFIX, PREFIX_RE
 
 BACKEND = "turbopuffer"
-
-
-def _prefix(value: object) -> str | None:
-    if isinstance(value, str) and PREFIX_RE.match(value):
-        return None
-    return "takes up to 18 characters of A-Z a-z 0-9 _ . -"
 
 
 URL_OPTIONS = OptionSpec(BACKEND, "URL", (
     Option("api_key", "credential"),
     Option("region"),
     Option("base_url"),
-    Option("prefix", default=DEFAULT_PREFIX, check=_prefix),
+    Option("prefix", default=DEFAULT_PREFIX,
+           check=matching(PREFIX_RE, "takes up to 18 characters of A-Z a-z 0-9 _ . -")),
     Option("timeout", "seconds", default=60.0),
     Option("max_retries", "int", default=0),
 ))
