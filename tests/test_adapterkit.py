@@ -295,3 +295,41 @@ def test_kit_reexports_what_adapters_need() -> None:
                  "Condition", "And", "Or", "Not", "Nor", "UnsupportedFeatureError",
                  "ConnectionURL", "score_from_distance"):
         assert hasattr(kit, name), name
+
+
+def test_number_and_string_checks() -> None:
+    import re
+
+    spec = OptionSpec("demo", "index", (
+        Option("n", "int", check=kit.within(1, 10)),
+        Option("s", check=kit.matching(re.compile(r"[a-z]+"), "must be lower-case letters")),
+    ))
+    assert spec.parse({"n": 10, "s": "abc"}) == {"n": 10, "s": "abc"}
+    with pytest.raises(ValidationError, match=r"n must be in \[1, 10\], got 11"):
+        spec.parse({"n": 11})
+    with pytest.raises(ValidationError, match="s must be lower-case letters"):
+        spec.parse({"s": "ABC"})
+
+
+# -- on a real engine ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("top_k", [1, 4, 9])
+def test_ties_at_the_cut_on_chroma_match_the_reference(top_k: int) -> None:
+    """Chroma returns equal distances in no set order; through the kit's widening the
+    facade's answer is the reference adapter's (the oracle), ids in order."""
+    pytest.importorskip("chromadb")
+    import vectorport
+
+    rng = random.Random(top_k)
+    records = [(f"r{n:02d}", [1.0, 0.0, 0.0] if n % 3 else [0.0, 1.0, 0.0], {"n": n})
+               for n in rng.sample(range(40), 40)]
+    answers = []
+    for url in ("memory://", "chroma+memory://"):
+        with vectorport.connect(url) as store:
+            index = store.create_index("ties", 3)
+            index.upsert(records)
+            answers.append([(m.id, round(m.score, 6)) for m in index.query(
+                [1.0, 0.0, 0.0], top_k=top_k, filter={"n": {"$gte": 2}})])
+    assert answers[0] == answers[1]
+    assert len(answers[0]) == top_k
