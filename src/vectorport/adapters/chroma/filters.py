@@ -16,7 +16,7 @@ checks every rule below against the oracle, in process and through the server):
   (``9007199254740996.0 == 9007199254740995`` holds). An int operand of magnitude at
   most 2**53 is exact for both kinds and is sent as is (an integral float operand is
   sent as that int). Any other operand is split by the stored kind using the reserved
-  lists of :mod:`vectorport.adapters.chroma.metadata`: ints get an exactly equivalent
+  lists of :mod:`vectorport.adapters.chroma.codec`: ints get an exactly equivalent
   integer bound, floats an exactly equivalent double bound.
 - There is no ``$exists``, ``$not`` or ``$nor``: ``$exists`` uses the reserved key list,
   and negations are pushed to the leaves (:func:`to_nnf`), where every leaf has an exact
