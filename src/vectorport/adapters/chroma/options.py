@@ -40,6 +40,8 @@ from vectorport.core.filters.parse import parse_filter
 QUERY_OPTIONS = OptionSpec("chroma", "query", (Option("where", "any"),
                                                Option("where_document", "any")))
 INDEX_OPTIONS = OptionSpec("chroma", "index")
+INDEX_PARAMS_SPEC = OptionSpec("chroma", "index_params", tuple(
+    Option(name, "int") for name in ("m", "ef_construction", "ef_search")))
 URL_OPTIONS = OptionSpec("chroma", "URL", (Option("tenant"), Option("database")))
 MEMORY_URL_OPTIONS = OptionSpec("chroma", "URL")
 INDEX_PARAMS = {"m": "max_neighbors", "ef_construction": "ef_construction",
@@ -107,12 +109,7 @@ def collection_configuration(spec: IndexSpec) -> dict[str, Any]:
 
 def check_index_spec(spec: IndexSpec) -> None:
     """Refuse index parameters and options this adapter does not understand."""
-    unknown = set(spec.index_params) - set(INDEX_PARAMS)
-    if unknown:
-        raise ValidationError(
-            f"unknown chroma index parameter(s) {', '.join(sorted(unknown))}; "
-            f"known: {', '.join(sorted(INDEX_PARAMS))}"
-        )
+    INDEX_PARAMS_SPEC.parse(spec.index_params)
     INDEX_OPTIONS.index(spec)
 
 

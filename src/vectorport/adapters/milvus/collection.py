@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from vectorport.adapterkit import Option, OptionSpec
 from vectorport.adapters.milvus import layout
 from vectorport.adapters.milvus.engine_line import CATALOG, CURRENT, Engine
 from vectorport.core.errors import ValidationError
@@ -44,13 +45,8 @@ def spec_from_json(text: str) -> IndexSpec:
 def native_index_params(spec: IndexSpec) -> tuple[str, dict[str, int]]:
     """The Milvus index type and build parameters for the spec's ``index_type``."""
     names = _INDEX_PARAMS[spec.index_type]
-    unknown = set(spec.index_params) - set(names)
-    if unknown:
-        known = ", ".join(sorted(names)) or "none"
-        raise ValidationError(
-            f"unknown parameter(s) {', '.join(sorted(unknown))} for index type "
-            f"{spec.index_type!r} on milvus; known: {known}"
-        )
+    OptionSpec(BACKEND, "index_params", tuple(Option(n, "int") for n in names)).parse(
+        spec.index_params)
     return _INDEX_TYPES[spec.index_type], {names[k]: v for k, v in spec.index_params.items()}
 
 
