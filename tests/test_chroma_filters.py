@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 pytest.importorskip("chromadb")
 
 import vectorport
+from vectorport.adapters.chroma.codec import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
 from vectorport.adapters.chroma.filters import (
     MATCH_ALL,
     MATCH_NONE,
@@ -29,7 +30,6 @@ from vectorport.adapters.chroma.filters import (
     compile_filter,
     refuses,
 )
-from vectorport.adapters.chroma.metadata import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
 from vectorport.conformance import strategies
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.errors import UnsupportedFeatureError

@@ -36,7 +36,8 @@ from vectorport.core.types import SparseVector
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
 
-from vectorport.adapters.milvus.adapter import MilvusAdapter, _successor
+from vectorport.adapterkit import prefix_upper_bound as _successor
+from vectorport.adapters.milvus.adapter import MilvusAdapter
 from vectorport.testing.milvus import lite_major_version, milvus_url
 
 LITE2 = lite_major_version() < 3

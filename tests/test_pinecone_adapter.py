@@ -211,7 +211,7 @@ def test_lifecycle_mapping(store: vectorport.Store, emu: PineconeEmulator) -> No
         store.create_index("sparse_cos", 4, "cosine", sparse=True)
     with pytest.raises(UnsupportedFeatureError, match="index parameters"):
         store.create_index("with_params", 4, index_params={"m": 16})
-    with pytest.raises(ValidationError, match="unknown pinecone option"):
+    with pytest.raises(ValidationError, match="pinecone index options: unknown option"):
         store.create_index("bad_opts", 4, backend_options={"pinecone": {"pods": 2}})
     with pytest.raises(ValidationError, match="query option"):
         index.query([1, 0, 0, 0], backend_options={"pinecone": {"scan_factor": 2}})

@@ -1,10 +1,25 @@
 """The contract between the facade and a backend adapter.
 
-An adapter is a class implementing :class:`Adapter`. The facade has already validated
-everything it passes (names, records, vectors, parsed filter, declared capabilities), so
-an adapter never re-validates and never parses raw filter dicts. Data operations receive
-the index's :class:`IndexSpec`, so an adapter needs no lookups of its own to learn the
-dimension or metric.
+An adapter is a class implementing :class:`Adapter`; adapter authors import it, and
+everything else they need, from :mod:`vectorport.adapterkit`. The split of work:
+
+- **The facade guarantees validated inputs and checked capabilities.** Names, records
+  (unique ids, within ``max_batch_size`` and the metadata limit), vectors, the parsed
+  filter, ``top_k``, ``min_score``, hints and consistency are valid, and whatever the
+  adapter did not declare (a metric, sparse vectors, hybrid queries, a hint, delete or
+  count by filter, patch, id listing) never reaches it. An adapter never re-validates
+  these and never parses raw filter dicts. Data operations receive the index's
+  :class:`IndexSpec`, so an adapter needs no lookups to learn the dimension or metric.
+- **The adapter checks only what is its own**, before any I/O: its URL options and its
+  ``backend_options`` sections (:class:`vectorport.adapterkit.OptionSpec`), and what its
+  engine cannot do exactly (``UnsupportedFeatureError`` naming backend and feature).
+- **Queries return candidates with exact CONTRACT §3 scores, complete under ties at the
+  ``top_k`` cut**: every record scoring at least the ``top_k``-th best is among them.
+  The facade alone orders them (score descending, then id), cuts at ``top_k`` and
+  applies ``min_score``; an adapter may push ``min_score`` down to its engine only to
+  transfer less.
+- **Errors** are vectorport errors, SDK exceptions translated once
+  (:class:`vectorport.adapterkit.ErrorTranslator`) with the native one as ``__cause__``.
 
 Optional abilities are separate runtime-checkable protocols; the facade and callers test
 them with ``isinstance``, never by catching ``NotImplementedError``.
@@ -66,7 +81,10 @@ class Adapter(Protocol):
         ...
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
-        """At most ``top_k`` matches, best first, with exact CONTRACT §3 scores."""
+        """Candidate matches with exact CONTRACT §3 scores, in any order, holding every
+        match that scores at least the ``top_k``-th best (complete under ties at the
+        cut; more than ``top_k`` is fine). The facade orders, cuts and applies
+        ``min_score``."""
         ...
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
@@ -80,7 +98,9 @@ class Adapter(Protocol):
         ids: Sequence[str] | None,
         filter: Filter | None,
     ) -> None:
-        """Delete by ids or by filter (exactly one is given). Missing ids are no error."""
+        """Delete by ids or by filter: exactly one is given, and a filter is never
+        ``None`` when ``ids`` is (the facade refuses an empty filter). Ids may repeat;
+        missing ids are no error."""
         ...
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int: ...
@@ -126,8 +146,9 @@ class BatchQueryAdapter(Protocol):
     def query_many(
         self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix
     ) -> list[list[Match]]:
-        """One list of matches per row of ``vectors``; ``request.vector`` is unset and
-        every other field applies to each row."""
+        """One list of candidates per row of ``vectors``, each as :meth:`Adapter.query`
+        returns them; ``request.vector`` is unset and every other field applies to each
+        row."""
         ...
 
 

@@ -91,6 +91,27 @@ class ConnectionURL:
         except ValueError:
             raise ConfigError(f"URL option {name}={raw!r} must be an integer") from None
 
+    def float_option(self, name: str, default: float) -> float:
+        raw = self.query.get(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"URL option {name}={raw!r} must be a number") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ConfigError(f"URL option {name}={raw!r} must be a finite number")
+        return value
+
+    def seconds_option(self, name: str, default: float) -> float:
+        """A positive duration in seconds (timeouts, waits): ``?timeout=2.5``."""
+        value = self.float_option(name, default)
+        if not value > 0:
+            raise ConfigError(
+                f"URL option {name}={self.query.get(name)!r} must be a positive number of seconds"
+            )
+        return value
+
     def credential(self, name: str, default_env: str | None = None) -> Secret | None:
         """A credential from ``?{name}=`` (discouraged), ``?{name}_env=VAR``, or
         ``default_env``. Missing ``{name}_env`` variables raise ``ConfigError``."""

@@ -10,19 +10,20 @@ import threading
 from collections.abc import Sequence
 from typing import ClassVar
 
-from vectorport import (
+from vectorport.adapterkit import (
     Capabilities,
     ConnectionURL,
+    Filter,
     IndexExistsError,
     IndexInfo,
     IndexNotFoundError,
     IndexSpec,
     Match,
+    OptionSpec,
     QueryRequest,
     Record,
     RecordPage,
 )
-from vectorport.core.filters.ast import Filter
 from vectorport_dictstore.filters import compile_filter
 from vectorport_dictstore.plugin import CAPABILITIES
 
@@ -35,6 +36,10 @@ def _score(metric: str, q: Sequence[float], x: Sequence[float]) -> float:
     return 1.0 / (1.0 + math.sqrt(sum((a - b) ** 2 for a, b in zip(q, x, strict=True))))
 
 
+URL_OPTIONS = OptionSpec("dictstore", "URL")
+"""``dictstore://`` takes no options; declaring them still gives the kit's error wording."""
+
+
 class DictStoreAdapter:
     backend: ClassVar[str] = "dictstore"
 
@@ -45,7 +50,7 @@ class DictStoreAdapter:
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> DictStoreAdapter:
-        url.unknown_options(set())
+        URL_OPTIONS.url(url)
         return cls()
 
     @property
@@ -96,6 +101,8 @@ class DictStoreAdapter:
                 for r in self._ns(index.name, request.namespace).values()
                 if predicate(r.metadata)
             ]
+        # The facade orders and cuts; the adapter owes it the candidates complete under
+        # ties at the cut. Scoring every record exactly, the contract's top_k is enough.
         scored.sort(key=lambda p: (-p[0], p[1].id))
         inc = request.include
         return [

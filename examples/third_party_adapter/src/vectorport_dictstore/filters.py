@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from vectorport import UnsupportedFeatureError
-from vectorport.core.filters.ast import And, Condition, Filter, Or
+from vectorport.adapterkit import And, Condition, Filter, FilterCompiler, Or, UnsupportedFeatureError
 
 Predicate = Callable[[Mapping[str, Any]], bool]
 _MISSING = object()
@@ -54,15 +53,23 @@ def _condition(node: Condition) -> Predicate:
     raise UnsupportedFeatureError("dictstore", f"filter operator {op}")
 
 
+class _Compiler(FilterCompiler[Predicate]):
+    """The kit's base memoises: the same filter asked again reuses its predicate."""
+
+    def build(self, node: Filter) -> Predicate:
+        if isinstance(node, Condition):
+            return _condition(node)
+        if isinstance(node, And):
+            parts = [self.build(c) for c in node.children]
+            return lambda m: all(p(m) for p in parts)
+        if isinstance(node, Or):
+            parts = [self.build(c) for c in node.children]
+            return lambda m: any(p(m) for p in parts)
+        raise UnsupportedFeatureError("dictstore", f"filter node {type(node).__name__}")
+
+
+_COMPILER = _Compiler()
+
+
 def compile_filter(node: Filter | None) -> Predicate:
-    if node is None:
-        return lambda m: True
-    if isinstance(node, Condition):
-        return _condition(node)
-    if isinstance(node, And):
-        parts = [compile_filter(c) for c in node.children]
-        return lambda m: all(p(m) for p in parts)
-    if isinstance(node, Or):
-        parts = [compile_filter(c) for c in node.children]
-        return lambda m: any(p(m) for p in parts)
-    raise UnsupportedFeatureError("dictstore", f"filter node {type(node).__name__}")
+    return (lambda m: True) if node is None else _COMPILER.compile(node)

@@ -10,7 +10,7 @@ has its own HNSW graph. The cost is one collection per namespace in use.
 
 **Index names ↔ collection names** (:mod:`.naming`): index ``docs`` owns the catalog
 collection ``docs.vp``, which holds no records and keeps the index spec in its metadata
-(:mod:`.catalog`), so an index exists without data and ``describe_index`` round-trips
+(:mod:`.naming`), so an index exists without data and ``describe_index`` round-trips
 dimension, metric, sparse flag, index type and parameters; and one data collection per
 namespace, ``docs.vp.ns-<escaped namespace>-data`` (``docs.vp.ns--data`` for ``""``),
 created on the first write. Deleting an index drops the catalog first, so the index is
@@ -28,46 +28,32 @@ that rare case is two steps. Two clients upserting the same id at once may merge
 metadata of dropped collections into new records (:mod:`.dropping`).
 
 **Queries.** Filters compile to Chroma ``where`` clauses exactly or raise
-(:mod:`.filters`, over the reserved key lists of :mod:`.metadata`); scores and the
-tie-aware top_k are in :mod:`.results`. Documents are Chroma documents; the ``chroma``
-query options (``where_document``, ``where``) are in :mod:`.options`. Many queries go to
-Chroma in one call (:meth:`ChromaAdapter.query_many`).
+(:mod:`.filters`, over the reserved key lists of :mod:`.codec`); scores are in
+:mod:`.codec`. Chroma orders records at equal distance arbitrarily, so rows are asked
+again, deeper, until the group tied at the cut is complete
+(:func:`vectorport.adapterkit.fetch_many_until_settled`); the facade orders and cuts.
+Documents are Chroma documents; the ``chroma`` query options (``where_document``,
+``where``) are in :mod:`.options`. Many queries go to Chroma in one call
+(:meth:`ChromaAdapter.query_many`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from chromadb.api.models.Collection import Collection
 
-from vectorport.adapters.chroma import naming
-from vectorport.adapters.chroma.capabilities import CHROMA_CAPABILITIES
-from vectorport.adapters.chroma.catalog import (
-    catalog_metadata,
-    data_metadata,
-    is_catalog,
-    spec_of,
-)
-from vectorport.adapters.chroma.connection import Connection, connect
-from vectorport.adapters.chroma.dropping import clear_collection, drop_collection
-from vectorport.adapters.chroma.errors import chroma_errors, is_already_exists, is_not_found
-from vectorport.adapters.chroma.filters import CompiledFilter, combine, compile_filter
-from vectorport.adapters.chroma.metadata import decode_metadata, encode_metadata, replacing
-from vectorport.adapters.chroma.options import (
-    check_index_spec,
-    collection_configuration,
-    query_options,
-)
-from vectorport.adapters.chroma.results import QueryRow, best, records_of, settled
-from vectorport.core.capabilities import Capabilities
-from vectorport.core.config import ConnectionURL
-from vectorport.core.errors import IndexExistsError, IndexNotFoundError, UnsupportedFeatureError
-from vectorport.core.filters.ast import Filter
-from vectorport.core.types import (
+from vectorport.adapterkit import (
+    Capabilities,
+    ConnectionURL,
     DenseMatrix,
+    Filter,
+    IndexExistsError,
     IndexInfo,
+    IndexNotFoundError,
     IndexSpec,
     Match,
     Metric,
@@ -75,15 +61,39 @@ from vectorport.core.types import (
     Record,
     RecordPage,
     RecordPatch,
+    batches,
+    fetch_many_until_settled,
+)
+from vectorport.adapters.chroma import naming
+from vectorport.adapters.chroma.capabilities import CHROMA_CAPABILITIES
+from vectorport.adapters.chroma.codec import (
+    QueryRow,
+    decode_metadata,
+    encode_metadata,
+    records_of,
+    replacing,
+)
+from vectorport.adapters.chroma.connection import Connection, connect
+from vectorport.adapters.chroma.dropping import clear_collection, drop_collection
+from vectorport.adapters.chroma.errors import chroma_errors, is_already_exists, is_not_found
+from vectorport.adapters.chroma.filters import CompiledFilter, combine, compile_filter
+from vectorport.adapters.chroma.naming import (
+    catalog_metadata,
+    data_metadata,
+    is_catalog,
+    spec_of,
+)
+from vectorport.adapters.chroma.options import (
+    check_index_spec,
+    collection_configuration,
+    query_options,
 )
 
 CHUNK = 1_000
 """Ids per ``get``/``delete`` call, well under Chroma's batch limit."""
 
-
-def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(items), CHUNK):
-        yield list(items[start:start + CHUNK])
+NO_CAP = sys.maxsize
+"""Chroma has no limit on ``n_results``: widening stops when a query is complete."""
 
 
 class ChromaAdapter:
@@ -155,8 +165,6 @@ class ChromaAdapter:
 
     def create_index(self, spec: IndexSpec) -> None:
         check_index_spec(spec)
-        if spec.sparse:
-            raise UnsupportedFeatureError(self.backend, "sparse vectors")
         with chroma_errors("create_index"):
             try:
                 self._client.create_collection(
@@ -235,7 +243,7 @@ class ChromaAdapter:
             if collection is None:
                 return
             if ids is not None:
-                for chunk in _chunks(ids):
+                for chunk in batches(ids, CHUNK):
                     collection.delete(ids=chunk)
             elif compiled is not None and not compiled.matches_nothing:
                 if compiled.where is None:
@@ -249,8 +257,6 @@ class ChromaAdapter:
             drop_collection(self._client, naming.data_collection(index.name, namespace))
 
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
-        if patch.sparse is not None:
-            raise UnsupportedFeatureError(self.backend, "sparse vectors")
         with chroma_errors("patch"):
             collection = self._data(index, namespace, create=False)
             if collection is None:
@@ -281,7 +287,7 @@ class ChromaAdapter:
                 return []
             return [
                 record
-                for chunk in _chunks(ids)
+                for chunk in batches(ids, CHUNK)
                 for record in records_of(collection.get(
                     ids=chunk, include=["embeddings", "metadatas", "documents"]))
             ]
@@ -326,8 +332,7 @@ class ChromaAdapter:
             return [ns for ns, c in self._data_collections(index.name).items() if c.count()]
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
-        if request.vector is None:
-            raise UnsupportedFeatureError(self.backend, "sparse vectors")
+        assert request.vector is not None  # the facade refuses sparse queries here
         return self._query(index, request, request.vector[np.newaxis, :], "query")[0]
 
     def query_many(
@@ -338,7 +343,7 @@ class ChromaAdapter:
 
     def _query(self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix,
                operation: str) -> list[list[Match]]:
-        options = query_options(request.options_for(self.backend))
+        options = query_options(request)
         compiled = combine(compile_filter(request.filter), compile_filter(options.where))
         with chroma_errors(operation):
             collection = self._data(index, request.namespace, create=False)
@@ -356,8 +361,8 @@ class ChromaAdapter:
         compiled: CompiledFilter,
         where_document: dict[str, Any] | None,
     ) -> list[list[Match]]:
-        """Each row's top_k; rows whose answer is not yet :func:`settled` are asked
-        again, together, for twice as many neighbours."""
+        """Each row's candidates, complete under ties at the cut; rows whose answer is
+        not yet complete are asked again, together, twice as deep."""
         include = ["distances"]
         if request.include.metadata:
             include.append("metadatas")
@@ -365,27 +370,19 @@ class ChromaAdapter:
             include.append("documents")
         if request.include.vectors:
             include.append("embeddings")
-        answers: list[list[Match]] = [[] for _ in range(len(vectors))]
-        pending = list(range(len(vectors)))
-        asked = request.top_k + 1
-        while pending:
+
+        def search(positions: Sequence[int], depth: int) -> list[list[Match]]:
             result = collection.query(
-                query_embeddings=vectors[pending],
-                n_results=asked,
+                query_embeddings=vectors[list(positions)],
+                n_results=depth,
                 where=compiled.where,
                 where_document=where_document,  # type: ignore[arg-type]
                 include=include,  # type: ignore[arg-type]
             )
-            unsettled = []
-            for row, position in enumerate(pending):
-                neighbours = QueryRow.of(result, row)
-                scores = neighbours.scores(metric)
-                if settled(scores, asked, request):
-                    answers[position] = best(
-                        [neighbours.match(i, s, request) for i, s in enumerate(scores)],
-                        request)
-                else:
-                    unsettled.append(position)
-            pending = unsettled
-            asked *= 2
-        return answers
+            rows = [QueryRow.of(result, row) for row in range(len(positions))]
+            return [[r.match(i, s, request) for i, s in enumerate(r.scores(metric))]
+                    for r in rows]
+
+        return fetch_many_until_settled(len(vectors), search, lambda m: m.score,
+                                        request.top_k, cap=NO_CAP,
+                                        min_score=request.min_score)

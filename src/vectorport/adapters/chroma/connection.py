@@ -25,13 +25,12 @@ import chromadb
 from chromadb.api import ClientAPI
 from chromadb.config import DEFAULT_DATABASE, DEFAULT_TENANT, Settings
 
+from vectorport.adapterkit import ConfigError, ConnectionURL
 from vectorport.adapters.chroma.dropping import drop_all_collections
 from vectorport.adapters.chroma.errors import chroma_errors, is_not_found
-from vectorport.core.config import ConnectionURL
-from vectorport.core.errors import ConfigError
+from vectorport.adapters.chroma.options import MEMORY_URL_OPTIONS, URL_OPTIONS
 
 SCHEMES = ("chroma", "chroma+memory", "chroma+http", "chroma+https")
-_TENANCY_OPTIONS = frozenset({"tenant", "database"})
 
 
 @dataclass
@@ -67,14 +66,14 @@ def connect(url: ConnectionURL) -> Connection:
     if url.scheme not in SCHEMES:
         raise ConfigError(f"the chroma adapter does not handle {url.scheme}:// URLs")
     if url.scheme == "chroma+memory":
-        url.unknown_options(set())
+        MEMORY_URL_OPTIONS.url(url)
         if url.host or url.path not in ("", "/"):
             raise ConfigError("chroma+memory:// takes no host or path; use chroma:///path "
                               "to keep data on disk")
         return _memory(url)
-    url.unknown_options(_TENANCY_OPTIONS)
-    tenant = url.option("tenant") or DEFAULT_TENANT
-    database = url.option("database") or DEFAULT_DATABASE
+    options = URL_OPTIONS.url(url)
+    tenant = options.get("tenant") or DEFAULT_TENANT
+    database = options.get("database") or DEFAULT_DATABASE
     if url.scheme == "chroma":
         if url.host:
             raise ConfigError(

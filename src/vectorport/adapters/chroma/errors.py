@@ -1,23 +1,33 @@
-"""Chroma and transport exceptions → the contract's error tree.
+"""Chroma and transport exceptions → the contract's error tree, through the kit's translator.
 
 Nothing raised by ``chromadb`` or ``httpx`` reaches a caller raw: dropped connections,
-timeouts and rate limits become :class:`TransientBackendError` (the facade retries
-idempotent operations), anything else :class:`BackendError`, the native exception
-kept as ``__cause__``.
+timeouts and rate limits are transient (the facade retries idempotent operations),
+Chroma's "not found" is not found, anything else a :class:`BackendError`, the native
+exception kept as ``__cause__``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import httpx
 from chromadb.errors import ChromaError, NotFoundError, RateLimitError
 
-from vectorport.core.errors import BackendError, TransientBackendError, VectorportError
+from vectorport.adapterkit import ErrorKind, ErrorTranslator
 
 _TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError,
-              RateLimitError, ConnectionError, TimeoutError)
+              RateLimitError)
+
+
+def classify(exc: BaseException) -> ErrorKind:
+    if isinstance(exc, _TRANSIENT) or "Could not connect to a Chroma server" in str(exc):
+        return ErrorKind.TRANSIENT
+    if isinstance(exc, NotFoundError):
+        return ErrorKind.NOT_FOUND
+    return ErrorKind.OTHER
+
+
+TRANSLATOR = ErrorTranslator("chroma", classify)
 
 
 def is_not_found(exc: BaseException) -> bool:
@@ -28,20 +38,10 @@ def is_already_exists(exc: BaseException) -> bool:
     return isinstance(exc, ChromaError) and "already exists" in str(exc)
 
 
-@contextmanager
-def chroma_errors(operation: str) -> Iterator[None]:
+def chroma_errors(operation: str) -> AbstractContextManager[None]:
     """Wrap every non-vectorport exception raised inside as the contract says."""
-    try:
-        yield
-    except VectorportError:
-        raise
-    except _TRANSIENT as exc:
-        raise TransientBackendError(f"chroma {operation} failed, may succeed if retried: "
-                                    f"{type(exc).__name__}: {exc}") from exc
-    except Exception as exc:
-        if "Could not connect to a Chroma server" in str(exc):
-            raise TransientBackendError(f"chroma {operation}: {exc}") from exc
-        raise BackendError(f"chroma {operation} failed: {type(exc).__name__}: {exc}") from exc
+    return TRANSLATOR.translated(operation)
 
 
-__all__ = ["chroma_errors", "is_already_exists", "is_not_found"]
+__all__ = ["TRANSLATOR", "chroma_errors", "classify", "is_already_exists",
+           "is_not_found"]

@@ -16,7 +16,7 @@ checks every rule below against the oracle, in process and through the server):
   (``9007199254740996.0 == 9007199254740995`` holds). An int operand of magnitude at
   most 2**53 is exact for both kinds and is sent as is (an integral float operand is
   sent as that int). Any other operand is split by the stored kind using the reserved
-  lists of :mod:`vectorport.adapters.chroma.metadata`: ints get an exactly equivalent
+  lists of :mod:`vectorport.adapters.chroma.codec`: ints get an exactly equivalent
   integer bound, floats an exactly equivalent double bound.
 - There is no ``$exists``, ``$not`` or ``$nor``: ``$exists`` uses the reserved key list,
   and negations are pushed to the leaves (:func:`to_nnf`), where every leaf has an exact
@@ -33,9 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from vectorport.adapters.chroma.metadata import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
-from vectorport.core.errors import UnsupportedFeatureError
-from vectorport.core.filters.ast import (
+from vectorport import adapterkit as kit
+from vectorport.adapterkit import (
     RANGE_OPERATORS,
     And,
     Condition,
@@ -44,9 +43,11 @@ from vectorport.core.filters.ast import (
     Not,
     Or,
     Scalar,
+    UnsupportedFeatureError,
+    to_nnf,
     walk,
 )
-from vectorport.core.filters.nnf import to_nnf
+from vectorport.adapters.chroma.codec import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
 
 BACKEND = "chroma"
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -77,12 +78,18 @@ MATCH_ALL = CompiledFilter(None)
 MATCH_NONE = CompiledFilter(None, matches_nothing=True)
 
 
+class _Compiler(kit.FilterCompiler[CompiledFilter]):
+    def build(self, node: Filter) -> CompiledFilter:
+        return _finish(_compile(to_nnf(node)))
+
+
+_COMPILER = _Compiler()
+
+
 def compile_filter(node: Filter | None) -> CompiledFilter:
-    """The exact Chroma form of ``node``; ``UnsupportedFeatureError`` if there is none."""
-    if node is None:
-        return MATCH_ALL
-    clause = _compile(to_nnf(node))
-    return _finish(clause)
+    """The exact Chroma form of ``node``; ``UnsupportedFeatureError`` if there is none.
+    Memoised: the result is shared, callers must not change its ``where``."""
+    return MATCH_ALL if node is None else _COMPILER.compile(node)
 
 
 def refuses(node: Filter | None) -> bool:

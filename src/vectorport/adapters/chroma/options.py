@@ -2,17 +2,21 @@
 
 Query options (``QueryRequest.backend_options["chroma"]``), validated strictly:
 
-- ``where_document``: Chroma's document filter (Mastra's ``whereDocument``), with
+- ``where_document``: Chroma's document filter (``whereDocument`` in the
+  ``databaseConfig.chroma`` settings of Mastra's createVectorQueryTool docs), with
   Chroma's own meaning: ``$contains``, ``$not_contains``, ``$regex``, ``$not_regex``
   (string operands) combined with ``$and``/``$or``. It is checked here, shape and
   types, before any I/O; a regex Chroma cannot parse fails in Chroma (``BackendError``).
-- ``where``: a metadata filter, as in Mastra's ``databaseConfig.chroma.where``. It is
+- ``where``: a metadata filter, as in ``databaseConfig.chroma.where`` there. It is
   **not** passed to Chroma raw (that would bypass the contract's semantics): it is parsed
   as a vectorport filter and ANDed with the query's ``filter``.
 
 Index options: ``index_params`` ``m`` (Chroma's ``max_neighbors``), ``ef_construction``
 and ``ef_search`` set the HNSW configuration of every collection of the index; the
 ``chroma`` section of the index's ``backend_options`` takes no keys yet.
+
+URL options: ``tenant`` and ``database`` (persistent and HTTP clients; an in-memory
+client takes none).
 """
 
 from __future__ import annotations
@@ -21,12 +25,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vectorport.core.errors import FilterError, ValidationError
-from vectorport.core.filters.ast import Filter
+from vectorport.adapterkit import (
+    Filter,
+    FilterError,
+    IndexSpec,
+    Metric,
+    Option,
+    OptionSpec,
+    QueryRequest,
+    ValidationError,
+)
 from vectorport.core.filters.parse import parse_filter
-from vectorport.core.types import IndexSpec, Metric
 
-QUERY_OPTIONS = frozenset({"where", "where_document"})
+QUERY_OPTIONS = OptionSpec("chroma", "query", (Option("where", "any"),
+                                               Option("where_document", "any")))
+INDEX_OPTIONS = OptionSpec("chroma", "index")
+INDEX_PARAMS_SPEC = OptionSpec("chroma", "index_params", tuple(
+    Option(name, "int") for name in ("m", "ef_construction", "ef_search")))
+URL_OPTIONS = OptionSpec("chroma", "URL", (Option("tenant"), Option("database")))
+MEMORY_URL_OPTIONS = OptionSpec("chroma", "URL")
 INDEX_PARAMS = {"m": "max_neighbors", "ef_construction": "ef_construction",
                 "ef_search": "ef_search"}
 SPACES: dict[Metric, str] = {"cosine": "cosine", "euclidean": "l2", "dotproduct": "ip"}
@@ -42,13 +59,8 @@ class QueryOptions:
     where_document: dict[str, Any] | None = None
 
 
-def query_options(section: Mapping[str, Any]) -> QueryOptions:
-    unknown = set(section) - QUERY_OPTIONS
-    if unknown:
-        raise ValidationError(
-            f"unknown chroma query option(s) {', '.join(sorted(map(str, unknown)))}; "
-            f"known: {', '.join(sorted(QUERY_OPTIONS))}"
-        )
+def query_options(request: QueryRequest) -> QueryOptions:
+    section = QUERY_OPTIONS.query(request)
     where: Filter | None = None
     if "where" in section:
         raw = section["where"]
@@ -97,24 +109,16 @@ def collection_configuration(spec: IndexSpec) -> dict[str, Any]:
 
 def check_index_spec(spec: IndexSpec) -> None:
     """Refuse index parameters and options this adapter does not understand."""
-    unknown = set(spec.index_params) - set(INDEX_PARAMS)
-    if unknown:
-        raise ValidationError(
-            f"unknown chroma index parameter(s) {', '.join(sorted(unknown))}; "
-            f"known: {', '.join(sorted(INDEX_PARAMS))}"
-        )
-    section = spec.backend_options.get("chroma", {})
-    if not isinstance(section, Mapping):
-        raise ValidationError("backend_options.chroma must be a dict")
-    if section:
-        raise ValidationError(
-            f"unknown chroma index option(s) {', '.join(sorted(map(str, section)))}; "
-            "use index_params m, ef_construction, ef_search for the HNSW settings"
-        )
+    INDEX_PARAMS_SPEC.parse(spec.index_params)
+    INDEX_OPTIONS.index(spec)
 
 
 __all__ = [
+    "INDEX_OPTIONS",
+    "MEMORY_URL_OPTIONS",
+    "QUERY_OPTIONS",
     "SPACES",
+    "URL_OPTIONS",
     "QueryOptions",
     "check_index_spec",
     "collection_configuration",

@@ -2,14 +2,13 @@
 
 URLs: ``milvus:///path/file.db`` opens a milvus-lite database in process (a path not
 ending in ``.db`` is a folder holding ``vectorport.db``); ``milvus://host:port`` and
-``milvus+https://host:port`` reach a Milvus server (port 19530 by default). Options:
-``token_env=VAR`` (or ``user:password@`` in the URL) for authentication, ``db_name``,
-``timeout`` (seconds). The token is held as a masked :class:`Secret`.
+``milvus+https://host:port`` reach a Milvus server (port 19530 by default). The options
+are in :mod:`.options`; the token is held as a masked :class:`Secret`.
 
 **Indexes** are collections of the same name; the collection layout is described in
 :mod:`.layout`, and the IndexSpec is kept in a collection property.
 
-**Engine lines** (:mod:`.engine`) are told apart at connect time: a Milvus server or
+**Engine lines** (:mod:`.engine_line`) are told apart at connect time: a Milvus server or
 milvus-lite 3, or milvus-lite 2 (the C++ engine), which needs another layout (no
 partition key, no nullable field, the IndexSpec in a catalog collection) and offers
 fewer capabilities (no negation in filters, no HNSW). Each connection declares the
@@ -25,88 +24,65 @@ Nothing is ever partition-scoped: milvus-lite 3 deletes rows of every partition 
 walks the namespaces in primary-key order, one ordered query per namespace.
 
 **Scores** are computed by the adapter from the vectors the search returns
-(:mod:`.ranking`): exact for every metric, ties at the cut resolved by id, and hybrid
-queries scored as ``dense + sparse`` with a proven bound.
+(:mod:`.ranking`, over the native searches of :mod:`.search`): exact for every metric,
+candidates complete under ties at the cut, and hybrid queries scored as
+``dense + sparse`` with a proven bound.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
-
+from vectorport.adapterkit import (
+    Capabilities,
+    ConfigError,
+    ConnectionURL,
+    Filter,
+    IdPage,
+    IndexExistsError,
+    IndexInfo,
+    IndexNotFoundError,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+    Secret,
+    SparseVector,
+    ValidationError,
+    batches,
+    prefix_upper_bound,
+    read_only_float32,
+    unique,
+)
 from vectorport.adapters.milvus import layout
 from vectorport.adapters.milvus.capabilities import MILVUS_MAX_TOP_K
 from vectorport.adapters.milvus.collection import (
     CATALOG_NAME,
     CATALOG_SPEC,
-    MILVUS_METRICS,
     SPEC_PROPERTY,
     build_index_params,
     build_schema,
     catalog_row,
     catalog_schema,
-    creation_options,
     spec_from_json,
     spec_to_json,
 )
-from vectorport.adapters.milvus.engine import CATALOG, Engine, detect_engine
+from vectorport.adapters.milvus.engine_line import CATALOG, Engine, detect_engine
 from vectorport.adapters.milvus.errors import is_not_found, is_not_loaded, translated
 from vectorport.adapters.milvus.escaping import quote_string
-from vectorport.adapters.milvus.filters import namespace_expression, pk_in, pk_not_in, scoped
+from vectorport.adapters.milvus.filters import namespace_expression, pk_in, scoped
+from vectorport.adapters.milvus.options import QUERY_OPTIONS, URL_OPTIONS, creation_options
 from vectorport.adapters.milvus.ranking import Row, Scorer, exact_top_k
-from vectorport.core.capabilities import Capabilities
-from vectorport.core.config import ConnectionURL, Secret
-from vectorport.core.errors import (
-    ConfigError,
-    IndexExistsError,
-    IndexNotFoundError,
-    ValidationError,
-)
-from vectorport.core.filters.ast import Filter
-from vectorport.core.types import (
-    IdPage,
-    IndexInfo,
-    IndexSpec,
-    Match,
-    QueryRequest,
-    Record,
-    SparseVector,
-)
+from vectorport.adapters.milvus.search import Candidates
 
 BACKEND = "milvus"
 DEFAULT_PORT = 19530
 LITE_FILENAME = "vectorport.db"
-_URL_OPTIONS = frozenset({"token", "token_env", "db_name", "timeout"})
-_QUERY_OPTIONS: frozenset[str] = frozenset()
-_CONSISTENCY = {"strong": "Strong", "eventual": "Eventually"}
 _PK_CHUNK = 1_000
-_SCAN_BATCH = 4_096
-
-
-def _successor(text: str) -> str | None:
-    """The smallest string greater than every string starting with ``text``."""
-    chars = list(text)
-    while chars:
-        code = ord(chars[-1])
-        if code < 0x10FFFF:
-            code += 1
-            if 0xD800 <= code <= 0xDFFF:
-                code = 0xE000
-            chars[-1] = chr(code)
-            return "".join(chars)
-        chars.pop()
-    return None
-
-
-def _read_only(values: Sequence[float]) -> np.ndarray[Any, np.dtype[np.float32]]:
-    array = np.asarray(values, dtype=np.float32)
-    array.setflags(write=False)
-    return array
 
 
 class MilvusAdapter:
@@ -135,16 +111,9 @@ class MilvusAdapter:
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> MilvusAdapter:
-        url.unknown_options(_URL_OPTIONS)
-        timeout: float | None = None
-        if url.option("timeout") is not None:
-            try:
-                timeout = float(url.option("timeout") or "")
-            except ValueError:
-                raise ConfigError("URL option timeout must be a number of seconds") from None
-            if not timeout > 0:
-                raise ConfigError("URL option timeout must be positive")
-        db_name = url.option("db_name")
+        options = URL_OPTIONS.url(url)
+        timeout: float | None = options.get("timeout")
+        db_name = options.get("db_name")
         token = url.credential("token")
         if url.username is not None:
             if token is not None:
@@ -186,7 +155,7 @@ class MilvusAdapter:
 
     @property
     def engine(self) -> Engine:
-        """The engine line this connection talks to (see :mod:`.engine`)."""
+        """The engine line this connection talks to (see :mod:`.engine_line`)."""
         return self._engine
 
     def _scoped(self, namespace: str, node: Filter | None, *extra: str) -> str:
@@ -392,14 +361,9 @@ class MilvusAdapter:
         return str(document) if _aux_of(row).get(layout.DOCUMENT_PRESENT) else None
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
-        options = request.options_for(BACKEND)
-        if not isinstance(options, Mapping) or set(options) - _QUERY_OPTIONS:
-            raise ValidationError(
-                f"unknown milvus query option(s) {', '.join(sorted(map(str, options)))}; "
-                "the milvus adapter takes none"
-            )
+        QUERY_OPTIONS.query(request)
         expression = self._scoped(request.namespace, request.filter)
-        source = _Candidates(self, index, request, expression, self._output_fields(index, request))
+        source = Candidates(self, index, request, expression, self._output_fields(index, request))
         scorer = Scorer.for_query(index.metric, request.vector, request.sparse)
         best = exact_top_k(scorer, source, request.top_k, request.min_score, MILVUS_MAX_TOP_K)
         include = request.include
@@ -409,7 +373,7 @@ class MilvusAdapter:
                 id=self._id_of(row),
                 score=score,
                 metadata=self._metadata_of(row) if include.metadata else None,
-                vector=_read_only(row[layout.VECTOR]) if include.vectors else None,
+                vector=read_only_float32(row[layout.VECTOR]) if include.vectors else None,
                 sparse=_sparse_of(row) if include.vectors and index.sparse else None,
                 document=self._document_of(row) if include.documents else None,
             ))
@@ -420,9 +384,7 @@ class MilvusAdapter:
         if index.sparse:
             fields += [layout.SPARSE, layout.SPARSE_NEGATIVE]
         out: list[Record] = []
-        pks = [self._pk(namespace, i) for i in dict.fromkeys(ids)]
-        for start in range(0, len(pks), _PK_CHUNK):
-            chunk = pks[start:start + _PK_CHUNK]
+        for chunk in batches([self._pk(namespace, i) for i in unique(ids)], _PK_CHUNK):
             if self._engine.fetch_keys_first:
                 # milvus-lite 2 fails a query for vectors on a collection that never held
                 # a row: look up the keys alone first
@@ -437,7 +399,7 @@ class MilvusAdapter:
             for row in rows:
                 out.append(Record(
                     id=self._id_of(row),
-                    vector=_read_only(row[layout.VECTOR]),
+                    vector=read_only_float32(row[layout.VECTOR]),
                     metadata=self._metadata_of(row),
                     sparse=_sparse_of(row) if index.sparse else None,
                     document=self._document_of(row),
@@ -451,10 +413,8 @@ class MilvusAdapter:
             expression = self._scoped(namespace, filter)
             self._call("delete", index.name, self._client.delete, filter=expression)
             return
-        pks = [self._pk(namespace, i) for i in dict.fromkeys(ids)]
-        for start in range(0, len(pks), _PK_CHUNK):
-            self._call("delete", index.name, self._client.delete,
-                       filter=pk_in(pks[start:start + _PK_CHUNK]))
+        for chunk in batches([self._pk(namespace, i) for i in unique(ids)], _PK_CHUNK):
+            self._call("delete", index.name, self._client.delete, filter=pk_in(chunk))
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         rows = self._call("count", index.name, self._client.query,
@@ -505,7 +465,7 @@ class MilvusAdapter:
         if prefix:
             low = self._pk(namespace, prefix)
             bounds.append(f"{layout.PK} >= {quote_string(low)}")
-            high = _successor(low)
+            high = prefix_upper_bound(low)
             if high is not None:
                 bounds.append(f"{layout.PK} < {quote_string(high)}")
         page_size = min(limit, MILVUS_MAX_TOP_K - 1)
@@ -529,82 +489,6 @@ def _aux_of(row: Row) -> dict[str, Any]:
 
 def _sparse_of(row: Row) -> SparseVector | None:
     return layout.decode_sparse(row, _aux_of(row).get(layout.ZERO_WEIGHTS))
-
-
-class _Candidates:
-    """The :class:`~.ranking.CandidateSource` of one query: native searches and ordered
-    queries, all within the query's namespace and filter."""
-
-    def __init__(self, adapter: MilvusAdapter, index: IndexSpec, request: QueryRequest,
-                 expression: str, fields: list[str]) -> None:
-        self.adapter = adapter
-        self.index = index
-        self.request = request
-        self.expression = expression
-        self.fields = fields
-        self.consistency = _CONSISTENCY[request.consistency]
-
-    def _search_params(self, depth: int) -> dict[str, Any]:
-        params: dict[str, Any] = {}
-        spec, request = self.index, self.request
-        if spec.index_type == "hnsw":
-            # Milvus wants ef >= limit; the caller's ef widens the search further.
-            params["ef"] = max(depth, request.ef or 0)
-        elif spec.index_type == "ivf" and request.probes is not None:
-            params["nprobe"] = min(request.probes, spec.index_params.get("lists", 128))
-        return {"metric_type": MILVUS_METRICS[spec.metric], "params": params}
-
-    def _search(self, data: Any, field: str, depth: int, search_params: dict[str, Any]) -> list[Row]:
-        client = self.adapter._client
-        result = self.adapter._call(
-            "search", self.index.name, client.search, data=[data], anns_field=field,
-            limit=depth, filter=self.expression, output_fields=self.fields,
-            search_params=search_params, consistency_level=self.consistency,
-        )
-        rows: list[Row] = []
-        for hit in result[0] if result else ():
-            entity = dict(hit.get("entity") or {})
-            entity[layout.PK] = hit.get(layout.PK, entity.get(layout.PK))
-            rows.append(entity)
-        return rows
-
-    def dense(self, limit: int) -> Sequence[Row]:
-        assert self.request.vector is not None
-        return self._search(self.request.vector.tolist(), layout.VECTOR, limit,
-                            self._search_params(limit))
-
-    def sparse(self, query: Mapping[int, float], field: str, limit: int) -> Sequence[Row]:
-        params = {"metric_type": "IP", "params": {"drop_ratio_search": 0.0}}
-        return self._search(dict(query), field, limit, params)
-
-    def in_id_order(self, exclude: Sequence[str], limit: int) -> Sequence[Row]:
-        expression = self.expression
-        if exclude:
-            negation = self.adapter.engine.negation
-            expression = f"{expression} and {pk_not_in(list(exclude), negation=negation)}"
-        return self.adapter._ordered(self.index, expression, self.fields, limit,
-                                     self.consistency)
-
-    def scan(self) -> Iterable[Row]:
-        return _scan(self.adapter, self.index.name, self.expression, self.fields,
-                     self.consistency)
-
-
-def _scan(adapter: MilvusAdapter, collection: str, expression: str, fields: list[str],
-          consistency: str) -> Iterator[Row]:
-    with translated("query_iterator", collection):
-        iterator = adapter._client.query_iterator(
-            collection, batch_size=_SCAN_BATCH, filter=expression, output_fields=fields,
-            consistency_level=consistency,
-        )
-        try:
-            while True:
-                page = iterator.next()
-                if not page:
-                    return
-                yield from page
-        finally:
-            iterator.close()
 
 
 __all__ = ["MilvusAdapter", "is_not_found"]

@@ -2,20 +2,20 @@
 
 The spec is kept as JSON in the collection property :data:`SPEC_PROPERTY` (on
 milvus-lite 2, which keeps no properties, in a row of the catalog collection, see
-:mod:`.engine`), so that ``describe_index`` gives back exactly what was created, and so
+:mod:`.engine_line`), so that ``describe_index`` gives back exactly what was created, and so
 that collections that vectorport did not create are never taken for indexes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from vectorport.adapterkit import Option, OptionSpec
 from vectorport.adapters.milvus import layout
-from vectorport.adapters.milvus.engine import CATALOG, CURRENT, Engine
-from vectorport.core.errors import UnsupportedFeatureError, ValidationError
+from vectorport.adapters.milvus.engine_line import CATALOG, CURRENT, Engine
+from vectorport.core.errors import ValidationError
 from vectorport.core.types import IndexSpec, Metric
 
 SPEC_PROPERTY = "vectorport.spec"
@@ -29,7 +29,6 @@ _INDEX_PARAMS: dict[str, dict[str, str]] = {
     "hnsw": {"m": "M", "ef_construction": "efConstruction"},
     "ivf": {"lists": "nlist"},
 }
-_CREATE_OPTIONS = frozenset({"num_partitions"})
 
 
 def spec_to_json(spec: IndexSpec) -> str:
@@ -43,40 +42,11 @@ def spec_from_json(text: str) -> IndexSpec:
     return IndexSpec(**data)
 
 
-def creation_options(spec: IndexSpec, engine: Engine = CURRENT) -> dict[str, Any]:
-    """The ``milvus`` section of ``backend_options``, validated strictly."""
-    section: Mapping[str, Any] = spec.backend_options.get(BACKEND, {})
-    if not isinstance(section, Mapping):
-        raise ValidationError("backend_options['milvus'] must be a dict")
-    unknown = set(section) - _CREATE_OPTIONS
-    if unknown:
-        raise ValidationError(
-            f"unknown milvus index option(s) {', '.join(sorted(map(str, unknown)))}; "
-            f"known: {', '.join(sorted(_CREATE_OPTIONS))}"
-        )
-    options: dict[str, Any] = {}
-    if "num_partitions" in section:
-        value = section["num_partitions"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
-            raise ValidationError("milvus option num_partitions must be an int in 1..1024")
-        if not engine.partition_key:
-            raise UnsupportedFeatureError(
-                BACKEND, f"num_partitions (no partition key on {engine.name})"
-            )
-        options["num_partitions"] = value
-    return options
-
-
 def native_index_params(spec: IndexSpec) -> tuple[str, dict[str, int]]:
     """The Milvus index type and build parameters for the spec's ``index_type``."""
     names = _INDEX_PARAMS[spec.index_type]
-    unknown = set(spec.index_params) - set(names)
-    if unknown:
-        known = ", ".join(sorted(names)) or "none"
-        raise ValidationError(
-            f"unknown parameter(s) {', '.join(sorted(unknown))} for index type "
-            f"{spec.index_type!r} on milvus; known: {known}"
-        )
+    OptionSpec(BACKEND, "index_params", tuple(Option(n, "int") for n in names)).parse(
+        spec.index_params)
     return _INDEX_TYPES[spec.index_type], {names[k]: v for k, v in spec.index_params.items()}
 
 
@@ -150,7 +120,6 @@ __all__ = [
     "build_schema",
     "catalog_row",
     "catalog_schema",
-    "creation_options",
     "native_index_params",
     "spec_from_json",
     "spec_to_json",

@@ -21,7 +21,7 @@ Every literal goes through :mod:`.escaping`. Nothing the adapter cannot express 
 is left: on the current engine line the compiler raises no ``UnsupportedFeatureError``
 for any valid AST.
 
-Monotone dialect (``negation=False``, milvus-lite 2, see :mod:`.engine`): that engine
+Monotone dialect (``negation=False``, milvus-lite 2, see :mod:`.engine_line`): that engine
 refuses ``exists`` and ``not``. Without ``not`` every expression is monotone in its
 leaves, so an unguarded comparison with a missing key (false or null) can never turn
 the whole expression true: the guards are dropped. ``$exists: true`` becomes one
@@ -36,6 +36,7 @@ encoding of :func:`.layout.encode_text`, which keeps equality, order and prefixe
 
 from __future__ import annotations
 
+from vectorport import adapterkit as kit
 from vectorport.adapters.milvus import layout
 from vectorport.adapters.milvus.escaping import (
     json_path,
@@ -210,16 +211,40 @@ def _encoded(node: Filter) -> Filter:
     return Not(_encoded(node.child))
 
 
+class _Compiler(kit.FilterCompiler[str]):
+    """One engine dialect's compiler; memoised by the kit (keyed by the node's ``repr``,
+    so ``True``, ``1`` and ``1.0`` filters never share an expression)."""
+
+    def __init__(self, negation: bool, encoded: bool) -> None:
+        super().__init__()
+        self.negation = negation
+        self.encoded = encoded
+
+    def build(self, node: Filter) -> str:
+        return _compile(_encoded(node) if self.encoded else node, self.negation)
+
+
+_COMPILERS = {(n, e): _Compiler(n, e) for n in (True, False) for e in (True, False)}
+
+
+class _AllDialects:
+    """The memo of every dialect, as one cache to clear (benchmarks time cold compiles)."""
+
+    def clear(self) -> None:
+        for compiler in _COMPILERS.values():
+            compiler.cache_clear()
+
+
+_cache = _AllDialects()
+
+
 def compile_filter(node: Filter, *, negation: bool = True, encoded: bool = False) -> str:
     """The Milvus expression matching exactly the records the oracle matches.
 
     ``negation=False`` compiles to the monotone dialect and ``encoded=True`` compares
     encoded strings (see the module docstring).
-    Not cached by node: AST nodes compare ``True == 1`` and ``1 == 1.0`` equal (and
-    hash alike), so a cache keyed on them would hand a bool filter's expression to a
-    number filter.
     """
-    return _compile(_encoded(node) if encoded else node, negation)
+    return _COMPILERS[(negation, encoded)].compile(node)
 
 
 def namespace_expression(namespace: str) -> str:

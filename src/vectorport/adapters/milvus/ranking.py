@@ -8,7 +8,8 @@ always squared), and it gives what one native search cannot:
 - **ties at the cut**: a search of ``top_k`` may return any of several records with the
   same score, where the contract wants the smallest ids. Candidates are fetched deeper
   than ``top_k`` and the search widens until the ``top_k``-th score is strictly above
-  anything not yet seen.
+  anything not yet seen (the kit's :func:`~vectorport.adapterkit.complete_at_cut`, with
+  the bound below).
 - **"sum" hybrid**: each ranked list (dense; the positive and the negative query
   weights against the stored positive and negated-negative sparse rows) returns its
   best ``L``. A record in no list scores at most the sum of the lists' scores at depth
@@ -35,6 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from vectorport.adapterkit import complete_at_cut
 from vectorport.adapters.milvus import layout
 from vectorport.core.types import Metric, SparseVector
 
@@ -198,12 +200,10 @@ def exact_top_k(
             else:
                 last = ranked.part(rows[-1])
                 bound += last + _slack(last)
-        if saw_everything:
+        if complete_at_cut([score for _, score in ranked_rows], top_k,
+                           unseen_bound=None if saw_everything else bound,
+                           min_score=min_score):
             return ranked_rows[:top_k]
-        if len(ranked_rows) >= top_k and ranked_rows[top_k - 1][1] > bound:
-            return ranked_rows[:top_k]
-        if min_score is not None and bound < min_score:
-            return ranked_rows[:top_k]  # nothing unseen can reach min_score
         if scorer.dense_query is None and all(len(r) < depth for r in results):
             return _tail(scorer, source, ranked_rows, top_k, min_score)
         if depth >= cap:

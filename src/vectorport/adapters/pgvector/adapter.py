@@ -30,8 +30,7 @@ async connections from a small pool per event loop (see ``loop_pool``).
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any, ClassVar
 
@@ -45,19 +44,21 @@ from psycopg_pool import ConnectionPool
 
 from vectorport.adapters.pgvector import schema, statements
 from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
-from vectorport.adapters.pgvector.codecs import (
-    HALFVEC_MAX,
-    SPARSE_DIMENSIONS,
-    SPARSE_MAX_NONZERO,
+from vectorport.adapters.pgvector.codec import (
+    check_query,
+    check_records,
+    check_sparse,
+    check_vector,
+    match_of,
+    record_of,
     register_codecs,
     register_codecs_async,
+    stage_rows,
 )
 from vectorport.adapters.pgvector.errors import translate
 from vectorport.adapters.pgvector.jsonb import (
     check_metadata,
     check_text,
-    decode_metadata,
-    encode_metadata,
 )
 from vectorport.adapters.pgvector.loop_pool import LoopPool
 from vectorport.adapters.pgvector.options import (
@@ -76,11 +77,8 @@ from vectorport.core import validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL
 from vectorport.core.errors import (
-    BackendError,
     IndexExistsError,
     IndexNotFoundError,
-    UnsupportedFeatureError,
-    ValidationError,
     VectorportError,
 )
 from vectorport.core.filters.ast import Filter
@@ -92,7 +90,6 @@ from vectorport.core.types import (
     QueryRequest,
     Record,
     RecordPatch,
-    SparseVector,
 )
 
 BACKEND = "pgvector"
@@ -200,7 +197,7 @@ class PgvectorAdapter:
         ).fetchone()
         if row is None:
             raise IndexNotFoundError(name)
-        return _spec_from_json(name, row[0]), bool(row[1])
+        return schema.spec_from_json(name, row[0]), bool(row[1])
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -213,7 +210,7 @@ class PgvectorAdapter:
                     "INSERT INTO {} (name, spec, ann_built) VALUES (%s, %s, false)"
                     " ON CONFLICT (name) DO NOTHING RETURNING name"
                 ).format(names.catalog),
-                (spec.name, Jsonb(_spec_to_json(spec))),
+                (spec.name, Jsonb(schema.spec_to_json(spec))),
             ).fetchone()
             if created is None:
                 raise IndexExistsError(spec.name)
@@ -305,19 +302,19 @@ class PgvectorAdapter:
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         layout = index_layout(index)
-        _check_records(layout, records)
+        check_records(layout, records)
         merge = statements.merge_stage(self._names, layout, namespace)
         with self._connect("upsert", index.name) as conn, conn.transaction():
             with conn.cursor() as cur, cur.copy(statements.copy_into_stage(layout)) as copy:
                 copy.set_types(statements.stage_types(layout))
-                for row in _stage_rows(records):
+                for row in stage_rows(records):
                     copy.write_row(row)
             conn.execute(merge.sql, merge.params)
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         layout = index_layout(index)
         settings = search_settings(layout, request).settings
-        _check_query(layout, request)
+        check_query(layout, request)
         stmt = statements.query(self._names, layout, request)
         with self._connect("query", index.name) as conn:
             cur = conn.cursor(binary=True, row_factory=dict_row)
@@ -328,7 +325,7 @@ class PgvectorAdapter:
                     rows = cur.execute(stmt.sql, stmt.params).fetchall()
             else:
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
-        return [_match(row) for row in rows]
+        return [match_of(row) for row in rows]
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         layout = index_layout(index)
@@ -337,7 +334,7 @@ class PgvectorAdapter:
             rows = conn.cursor(binary=True, row_factory=dict_row).execute(
                 stmt.sql, stmt.params
             ).fetchall()
-        return [_record(row) for row in rows]
+        return [record_of(row) for row in rows]
 
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
@@ -366,9 +363,9 @@ class PgvectorAdapter:
         if patch.document is not None:
             check_text(patch.document, "documents")
         if patch.vector is not None:
-            _check_vector(layout, patch.vector)
+            check_vector(layout, patch.vector)
         if patch.sparse is not None:
-            _check_sparse(patch.sparse)
+            check_sparse(patch.sparse)
         stmt = statements.patch(self._names, layout, namespace, patch)
         return bool(self._fetchall("patch", index.name, stmt))
 
@@ -432,21 +429,21 @@ class PgvectorAdapter:
 
     async def aupsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         layout = index_layout(index)
-        _check_records(layout, records)
+        check_records(layout, records)
         merge = statements.merge_stage(self._names, layout, namespace)
         async with self._aconnect("upsert", index.name) as conn, conn.transaction():
             async with conn.cursor() as cur, cur.copy(
                 statements.copy_into_stage(layout)
             ) as copy:
                 copy.set_types(statements.stage_types(layout))
-                for row in _stage_rows(records):
+                for row in stage_rows(records):
                     await copy.write_row(row)
             await conn.execute(merge.sql, merge.params)
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         layout = index_layout(index)
         settings = search_settings(layout, request).settings
-        _check_query(layout, request)
+        check_query(layout, request)
         stmt = statements.query(self._names, layout, request)
         async with self._aconnect("query", index.name) as conn:
             cur = conn.cursor(binary=True, row_factory=dict_row)
@@ -459,7 +456,7 @@ class PgvectorAdapter:
             else:
                 await cur.execute(stmt.sql, stmt.params)
                 rows = await cur.fetchall()
-        return [_match(row) for row in rows]
+        return [match_of(row) for row in rows]
 
     async def afetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         layout = index_layout(index)
@@ -468,7 +465,7 @@ class PgvectorAdapter:
             cur = conn.cursor(binary=True, row_factory=dict_row)
             await cur.execute(stmt.sql, stmt.params)
             rows = await cur.fetchall()
-        return [_record(row) for row in rows]
+        return [record_of(row) for row in rows]
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
@@ -497,109 +494,3 @@ async def _configure_async(conn: AsyncConnection[Any]) -> None:
         await conn.execute(ddl)
     for name, value in SESSION_DEFAULTS:
         await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-
-
-# -- rows in and out -------------------------------------------------------------------
-
-
-def _stage_rows(records: Sequence[Record]) -> Iterator[tuple[object, ...]]:
-    for rec in records:
-        yield (
-            rec.id,
-            rec.vector,
-            rec.sparse,
-            Jsonb(rec.metadata, dumps=encode_metadata),
-            rec.document,
-        )
-
-
-def _match(row: Mapping[str, Any]) -> Match:
-    metadata = row.get("metadata")
-    return Match(
-        id=row["id"],
-        score=float(row["score"]),
-        metadata=decode_metadata(metadata) if metadata is not None else None,
-        vector=row.get("embedding"),
-        sparse=row.get("sparse"),
-        document=row.get("document"),
-    )
-
-
-def _record(row: Mapping[str, Any]) -> Record:
-    return Record(
-        id=row["id"],
-        vector=row["embedding"],
-        metadata=decode_metadata(row["metadata"]),
-        sparse=row["sparse"],
-        document=row["document"],
-    )
-
-
-# -- checks before any I/O -------------------------------------------------------------
-
-
-def _check_vector(layout: IndexLayout, vector: np.ndarray[Any, Any]) -> None:
-    if layout.vector_type == "halfvec" and vector.size and float(np.abs(vector).max()) > HALFVEC_MAX:
-        raise ValidationError(
-            f"a value beyond ±{HALFVEC_MAX} does not fit the index's halfvec (float16) type"
-        )
-
-
-def _check_sparse(sparse: SparseVector) -> None:
-    if len(sparse.indices) > SPARSE_MAX_NONZERO:
-        raise UnsupportedFeatureError(
-            BACKEND, f"sparse vectors with more than {SPARSE_MAX_NONZERO} entries"
-        )
-    if sparse.indices and sparse.indices[-1] >= SPARSE_DIMENSIONS:
-        raise UnsupportedFeatureError(BACKEND, f"sparse indices of {SPARSE_DIMENSIONS} or more")
-    if any(abs(v) > _FLOAT32_MAX for v in sparse.values):
-        raise ValidationError("a sparse value is beyond the float32 range")
-
-
-def _check_records(layout: IndexLayout, records: Sequence[Record]) -> None:
-    for rec in records:
-        check_metadata(rec.metadata, "metadata strings")
-        if rec.document is not None:
-            check_text(rec.document, "documents")
-        if rec.sparse is not None:
-            _check_sparse(rec.sparse)
-        _check_vector(layout, rec.vector)
-
-
-def _check_query(layout: IndexLayout, request: QueryRequest) -> None:
-    if request.vector is not None:
-        _check_vector(layout, request.vector)
-    if request.sparse is not None:
-        _check_sparse(request.sparse)
-
-
-# -- the catalog's copy of a spec ------------------------------------------------------
-
-
-def _spec_to_json(spec: IndexSpec) -> dict[str, Any]:
-    return {
-        "dimension": spec.dimension,
-        "metric": spec.metric,
-        "sparse": spec.sparse,
-        "index_type": spec.index_type,
-        "index_params": dict(spec.index_params),
-        "backend_options": {
-            BACKEND: dict(spec.backend_options[BACKEND])
-        } if BACKEND in spec.backend_options else {},
-    }
-
-
-def _spec_from_json(name: str, raw: Any) -> IndexSpec:
-    data = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
-    try:
-        return IndexSpec(
-            name=name,
-            dimension=int(data["dimension"]),
-            metric=data["metric"],
-            sparse=bool(data["sparse"]),
-            index_type=data["index_type"],
-            index_params=dict(data["index_params"]),
-            backend_options=dict(data["backend_options"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BackendError(f"the catalog entry of index {name!r} is damaged") from exc

@@ -25,14 +25,14 @@ Strings holding NUL cannot be expressed in ``jsonb``; they raise
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 
 from psycopg import sql
 
+from vectorport import adapterkit as kit
+from vectorport.adapterkit import And, Condition, Filter, Nor, Not, Or, Scalar
 from vectorport.adapters.pgvector.jsonb import check_text, encode_string, encode_value
-from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
 
 METADATA_COLUMN = sql.Identifier("metadata")
 _RANGE_SYMBOL = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
@@ -143,22 +143,25 @@ def _check_values(value: Scalar | tuple[Scalar, ...]) -> None:
             check_text(item, "filter values")
 
 
+class _SqlCompiler(kit.FilterCompiler[CompiledFilter]):
+    def build(self, node: Filter) -> CompiledFilter:
+        compiler = _Compiler(METADATA_COLUMN)
+        expression = compiler.node(node)
+        return CompiledFilter(expression, tuple(compiler.params))
+
+
+_COMPILER = _SqlCompiler()
+
+
 def compile_filter(node: Filter) -> CompiledFilter:
-    """The SQL for ``node`` over the ``metadata`` column, memoised.
+    """The SQL for ``node`` over the ``metadata`` column, memoised by the kit.
 
     The AST and the compiled SQL are immutable, so an app or agent asking the same filter
-    again skips composing it (a 10-clause filter costs ~400 µs). The key adds ``repr``
-    to the node so that ``1`` and ``1.0`` (one filter by value) still bind the exact
+    again skips composing it (a 10-clause filter costs ~400 µs). The kit keys on
+    ``repr(node)``, so ``1`` and ``1.0`` (one filter by value) still bind the exact
     parameter the caller wrote.
     """
-    return _compile(node, repr(node))
-
-
-@functools.lru_cache(maxsize=512)
-def _compile(node: Filter, exact_key: str) -> CompiledFilter:
-    compiler = _Compiler(METADATA_COLUMN)
-    expression = compiler.node(node)
-    return CompiledFilter(expression, tuple(compiler.params))
+    return _COMPILER.compile(node)
 
 
 __all__ = ["METADATA_COLUMN", "CompiledFilter", "compile_filter"]

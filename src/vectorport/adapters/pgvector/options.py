@@ -35,22 +35,26 @@ Query options (``backend_options={"pgvector": {...}}``):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vectorport.core.config import ConnectionURL
-from vectorport.core.errors import ConfigError, UnsupportedFeatureError, ValidationError
-from vectorport.core.types import IndexSpec, QueryRequest
+from vectorport.adapterkit import (
+    ConfigError,
+    ConnectionURL,
+    IndexSpec,
+    Option,
+    OptionSpec,
+    QueryRequest,
+    UnsupportedFeatureError,
+    ValidationError,
+    matching,
+    within,
+)
 
 BACKEND = "pgvector"
 SCHEMA_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 """Schema names: the metadata key rule, cut to PostgreSQL's 63-byte identifiers."""
 
-URL_OPTIONS = frozenset({
-    "schema", "host", "password_env", "sslmode", "sslrootcert", "connect_timeout",
-    "application_name", "pool_min_size", "pool_max_size", "pool_timeout",
-})
 _LIBPQ_PASSTHROUGH = ("sslmode", "sslrootcert", "connect_timeout", "application_name")
 
 VectorType = Literal["vector", "halfvec"]
@@ -63,6 +67,43 @@ IVF_DEFAULT_LISTS = 100
 EF_SEARCH_MAX = 1000
 PROBES_MAX = 32768
 _MEMORY_RE = re.compile(r"^[1-9][0-9]{0,9}\s*(kB|MB|GB|TB)?$")
+
+
+URL_OPTIONS = OptionSpec(BACKEND, "URL", (
+    Option("password", "credential"),
+    Option("schema", default="public"),
+    Option("host"),
+    Option("sslmode"),
+    Option("sslrootcert"),
+    Option("connect_timeout"),
+    Option("application_name"),
+    Option("pool_min_size", "int", default=1),
+    Option("pool_max_size", "int", default=4),
+    Option("pool_timeout", "seconds", default=30.0, check=within(0, 3600)),
+))
+
+INDEX_OPTIONS = OptionSpec(BACKEND, "index", (
+    Option("vector_type", default="vector", choices=("vector", "halfvec")),
+    Option("defer_index", "bool", default=False),
+    Option("maintenance_work_mem", default="1GB",
+           check=matching(_MEMORY_RE, "must look like '1GB', '512MB' or '65536kB'")),
+    Option("max_parallel_maintenance_workers", "int", default=2, check=within(0, 1024)),
+))
+
+HNSW_PARAMS = OptionSpec(BACKEND, "index_params", (
+    Option("m", "int", check=within(2, 100)),
+    Option("ef_construction", "int", check=within(4, 1000)),
+))
+
+IVF_PARAMS = OptionSpec(BACKEND, "index_params", (
+    Option("lists", "int", check=within(1, PROBES_MAX)),
+))
+
+QUERY_OPTIONS = OptionSpec(BACKEND, "query", (
+    Option("iterative_scan", choices=("off", "strict_order", "relaxed_order")),
+    Option("max_scan_tuples", "int", check=within(1, 2**31 - 1)),
+    Option("max_probes", "int", check=within(1, PROBES_MAX)),
+))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +135,7 @@ def validate_schema(name: str) -> str:
 def connection_settings(url: ConnectionURL) -> ConnectionSettings:
     from psycopg.conninfo import make_conninfo
 
-    url.unknown_options(URL_OPTIONS | {"password"})
+    options = URL_OPTIONS.url(url)
     dbname = url.path.lstrip("/")
     if "/" in dbname:
         raise ConfigError(f"the database name {dbname!r} must not contain '/'")
@@ -102,16 +143,15 @@ def connection_settings(url: ConnectionURL) -> ConnectionSettings:
     if password is None and url.password is not None:
         password = url.password
     params: dict[str, Any] = {
-        "host": url.option("host") or url.host,
+        "host": options.get("host") or url.host,
         "port": url.port,
         "dbname": dbname or None,
         "user": url.username,
         "password": password.reveal() if password else None,
     }
     for key in _LIBPQ_PASSTHROUGH:
-        params[key] = url.option(key)
-    min_size = url.int_option("pool_min_size", 1)
-    max_size = url.int_option("pool_max_size", 4)
+        params[key] = options.get(key)
+    min_size, max_size = options["pool_min_size"], options["pool_max_size"]
     if not 0 <= min_size <= max_size or max_size < 1:
         raise ConfigError("pool sizes need 0 <= pool_min_size <= pool_max_size, max >= 1")
     try:
@@ -120,37 +160,12 @@ def connection_settings(url: ConnectionURL) -> ConnectionSettings:
         raise ConfigError(f"bad connection URL {url.redacted()}: {exc}") from None
     return ConnectionSettings(
         conninfo=conninfo,
-        schema=validate_schema(url.option("schema", "public") or ""),
+        schema=validate_schema(options["schema"]),
         pool_min_size=min_size,
         pool_max_size=max_size,
-        pool_timeout=_pool_timeout(url),
+        pool_timeout=options["pool_timeout"],
         display=url.redacted(),
     )
-
-
-def _section(options: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]:
-    section = options.get(BACKEND, {})
-    if not isinstance(section, Mapping):
-        raise ValidationError(f"backend_options[{BACKEND!r}] must be a dict")
-    return section
-
-
-def _unknown(section: Mapping[str, Any], known: frozenset[str], where: str) -> None:
-    extra = set(section) - known
-    if extra:
-        raise ValidationError(
-            f"unknown {BACKEND} {where} option(s) {', '.join(sorted(map(str, extra)))}; "
-            f"known: {', '.join(sorted(known))}"
-        )
-
-
-def _positive_int(section: Mapping[str, Any], key: str, low: int, high: int) -> int | None:
-    value = section.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValidationError(f"{BACKEND} option {key!r} must be an int in [{low}, {high}]")
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,27 +187,10 @@ class IndexLayout:
         return dict(self.ann_params)
 
 
-CREATE_OPTIONS = frozenset({
-    "vector_type", "defer_index", "maintenance_work_mem", "max_parallel_maintenance_workers",
-})
-
-
 def index_layout(spec: IndexSpec) -> IndexLayout:
     """Validate the spec's pgvector-specific parts; raise before any I/O."""
-    section = _section(spec.backend_options)
-    _unknown(section, CREATE_OPTIONS, "index")
-    vector_type = section.get("vector_type", "vector")
-    if vector_type not in ("vector", "halfvec"):
-        raise ValidationError(f"{BACKEND} vector_type must be 'vector' or 'halfvec'")
-    defer = section.get("defer_index", False)
-    if not isinstance(defer, bool):
-        raise ValidationError(f"{BACKEND} defer_index must be true or false")
-    memory = section.get("maintenance_work_mem", "1GB")
-    if not isinstance(memory, str) or not _MEMORY_RE.match(memory):
-        raise ValidationError(
-            f"{BACKEND} maintenance_work_mem must look like '1GB', '512MB' or '65536kB'"
-        )
-    workers = _positive_int(section, "max_parallel_maintenance_workers", 0, 1024)
+    options = INDEX_OPTIONS.index(spec)
+    vector_type: VectorType = options["vector_type"]
     ann_limit = ANN_MAX_DIMENSIONS[vector_type]
     kind: AnnKind
     if spec.index_type == "auto":
@@ -211,26 +209,23 @@ def index_layout(spec: IndexSpec) -> IndexLayout:
         vector_type=vector_type,
         ann=kind,
         ann_params=_ann_params(kind, spec),
-        defer_index=defer,
-        maintenance_work_mem=memory,
-        maintenance_workers=2 if workers is None else workers,
+        defer_index=options["defer_index"],
+        maintenance_work_mem=options["maintenance_work_mem"],
+        maintenance_workers=options["max_parallel_maintenance_workers"],
     )
 
 
 def _ann_params(kind: AnnKind, spec: IndexSpec) -> tuple[tuple[str, int], ...]:
     given = dict(spec.index_params)
     if kind == "hnsw":
-        _unknown(given, frozenset(HNSW_DEFAULTS), "hnsw index_params")
-        m = _positive_int(given, "m", 2, 100) or HNSW_DEFAULTS["m"]
-        ef = _positive_int(given, "ef_construction", 4, 1000) or max(
-            HNSW_DEFAULTS["ef_construction"], 2 * m
-        )
+        params = HNSW_PARAMS.parse(given)
+        m = params.get("m", HNSW_DEFAULTS["m"])
+        ef = params.get("ef_construction", max(HNSW_DEFAULTS["ef_construction"], 2 * m))
         if ef < 2 * m:
             raise ValidationError("hnsw ef_construction must be at least 2 * m")
         return (("m", m), ("ef_construction", ef))
     if kind == "ivf":
-        _unknown(given, frozenset({"lists"}), "ivf index_params")
-        lists = _positive_int(given, "lists", 1, PROBES_MAX)
+        lists = IVF_PARAMS.parse(given).get("lists")
         return () if lists is None else (("lists", lists),)
     if given:
         raise ValidationError(f"index_params {sorted(given)} need an ANN index, not 'flat'")
@@ -244,9 +239,6 @@ def default_ivf_lists(rows: int) -> int:
     return min(PROBES_MAX, int(rows**0.5))
 
 
-QUERY_OPTIONS = frozenset({"iterative_scan", "max_scan_tuples", "max_probes"})
-
-
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
     """``SET LOCAL`` values for one query's transaction, as (name, value) pairs."""
@@ -255,8 +247,7 @@ class SearchSettings:
 
 
 def search_settings(layout: IndexLayout, request: QueryRequest) -> SearchSettings:
-    section = _section(request.backend_options)
-    _unknown(section, QUERY_OPTIONS, "query")
+    section = QUERY_OPTIONS.query(request)
     out: list[tuple[str, str]] = []
     if request.ef is not None:
         # below top_k, HNSW would return fewer rows than asked: a hint must not do that
@@ -265,18 +256,14 @@ def search_settings(layout: IndexLayout, request: QueryRequest) -> SearchSetting
         out.append(("ivfflat.probes", str(min(request.probes, PROBES_MAX))))
     scan = section.get("iterative_scan")
     if scan is not None:
-        if scan not in ("off", "strict_order", "relaxed_order"):
-            raise ValidationError(
-                f"{BACKEND} iterative_scan must be 'off', 'strict_order' or 'relaxed_order'"
-            )
         if scan == "strict_order" and layout.ann == "ivf":
             raise UnsupportedFeatureError(BACKEND, "iterative_scan 'strict_order' on IVFFlat")
         out.append(("hnsw.iterative_scan", scan))
         out.append(("ivfflat.iterative_scan", "off" if scan == "off" else "relaxed_order"))
-    tuples = _positive_int(section, "max_scan_tuples", 1, 2**31 - 1)
+    tuples = section.get("max_scan_tuples")
     if tuples is not None:
         out.append(("hnsw.max_scan_tuples", str(tuples)))
-    probes = _positive_int(section, "max_probes", 1, PROBES_MAX)
+    probes = section.get("max_probes")
     if probes is not None:
         out.append(("ivfflat.max_probes", str(probes)))
     return SearchSettings(tuple(out))
@@ -287,14 +274,3 @@ SESSION_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("ivfflat.iterative_scan", "relaxed_order"),
 )
 """Set once per pooled connection: filtered ANN queries keep scanning until top_k."""
-
-
-def _pool_timeout(url: ConnectionURL) -> float:
-    raw = url.option("pool_timeout")
-    try:
-        seconds = 30.0 if raw is None else float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < 3600:
-        raise ConfigError(f"pool_timeout={raw!r} must be a number of seconds in (0, 3600)")
-    return seconds

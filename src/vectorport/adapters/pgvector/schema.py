@@ -14,9 +14,13 @@ bytes, and no index name maps to the catalog's.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from psycopg import sql
 
-from vectorport.adapters.pgvector.options import IndexLayout
+from vectorport.adapterkit import BackendError, IndexSpec
+from vectorport.adapters.pgvector.options import BACKEND, IndexLayout
 
 CATALOG_TABLE = "vectorport_catalog"
 TABLE_PREFIX = "vp_"
@@ -132,3 +136,35 @@ def drop_table(names: Names, index_name: str) -> sql.Composed:
 
 SET_LOCAL = sql.SQL("SELECT set_config(%s, %s, true)")
 """``SET LOCAL`` with a bound value: lasts until the end of the current transaction."""
+
+
+# -- the catalog's copy of a spec ------------------------------------------------------
+
+
+def spec_to_json(spec: IndexSpec) -> dict[str, Any]:
+    return {
+        "dimension": spec.dimension,
+        "metric": spec.metric,
+        "sparse": spec.sparse,
+        "index_type": spec.index_type,
+        "index_params": dict(spec.index_params),
+        "backend_options": {
+            BACKEND: dict(spec.backend_options[BACKEND])
+        } if BACKEND in spec.backend_options else {},
+    }
+
+
+def spec_from_json(name: str, raw: Any) -> IndexSpec:
+    data = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
+    try:
+        return IndexSpec(
+            name=name,
+            dimension=int(data["dimension"]),
+            metric=data["metric"],
+            sparse=bool(data["sparse"]),
+            index_type=data["index_type"],
+            index_params=dict(data["index_params"]),
+            backend_options=dict(data["backend_options"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BackendError(f"the catalog entry of index {name!r} is damaged") from exc

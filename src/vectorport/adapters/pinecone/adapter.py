@@ -1,111 +1,95 @@
 """The ``pinecone`` adapter: Pinecone through the official ``pinecone`` SDK (REST).
 
 ``pinecone://?api_key_env=PINECONE_API_KEY`` reaches the hosted service;
-``&host=http://127.0.0.1:5081`` a local emulator or a private control-plane endpoint.
-Other URL options: ``cloud`` / ``region`` of new indexes (default ``aws`` /
-``us-east-1``), ``consistency_timeout`` (seconds a strong read may wait, default 30) and
-``ready_timeout`` (seconds to wait for a new index to be ready, default 300).
+``&host=http://127.0.0.1:5081`` a local emulator or a private control-plane endpoint
+(the options are in :mod:`.options`). How the contract maps onto Pinecone:
 
-Mapping of the contract onto Pinecone:
-
-- **Index names**: ``_`` becomes ``-`` (CONTRACT §1); the map is one-to-one. An index is
-  a Pinecone *vector* index: a schema with the reserved ``_values`` dense field and, for
-  ``sparse=True``, the ``_sparse_values`` field, which Pinecone scores only with the
-  ``dotproduct`` metric (other metrics with sparse raise ``UnsupportedFeatureError``).
-- **Namespaces** are Pinecone's own namespaces. vectorport's default namespace ``""`` is
-  Pinecone's default namespace (sent as ``""``, reported as ``__default__``); the other
-  names pass through unchanged (vectorport's namespace names are valid Pinecone ones and
-  can never be ``__default__``).
-- **Records**: ids, exact ints and documents are encoded as described in
-  :mod:`vectorport.adapters.pinecone.codec`; filters are compiled as described in
-  :mod:`vectorport.adapters.pinecone.filters`.
-- **Scores**: cosine and dot product come back as they are; Pinecone's euclidean score
-  is the squared distance, turned into ``1 / (1 + distance)``. Equal scores come from
-  Pinecone in no set order, so the adapter widens ``top_k`` until the group of equal
-  scores at the cut is complete, and the facade orders them by id.
-- **Writes** are split into requests of at most 1,000 records and about 2 MB; the facade
-  sends batches in parallel (``write_concurrency``).
-- **Consistency**: Pinecone is eventually consistent. Every write returns its log
-  sequence number (LSN); a ``strong`` read (the default; fetch, count and listings are
-  always strong) first waits until a query reports that the namespace has caught up
-  with this adapter's writes, bounded by ``consistency_timeout`` and ending in
-  ``ConsistencyTimeoutError``. ``eventual`` queries do not wait. The SDK does not return
-  the LSN of deletes, so a delete returns only once it is visible (the deleted ids are
-  gone from fetch, the filter matches nothing, the namespace is empty), with the same
-  bound. If the service reports no LSN for an upsert, the upsert waits until fetch
-  returns its ids.
-- **Errors**: 429, 5xx, timeouts and dropped connections are ``TransientBackendError``
-  (the facade retries idempotent operations; the SDK itself retries first); index
-  creation and deletion are retried here, with a creation token in the index's tags so
-  that a retried create recognises its own index.
+- **Names** (:mod:`.naming`): ``_`` ↔ ``-`` in index names; vectorport's namespaces are
+  Pinecone's. Sparse vectors need the ``dotproduct`` metric (Pinecone scores sparse-dense
+  vectors on dotproduct indexes only).
+- **Records** (:mod:`.codec`): ids, exact ints and documents; filters: :mod:`.filters`.
+- **Scores**: cosine and dot product as they are; Pinecone's euclidean score is the
+  squared distance, turned into ``1 / (1 + distance)``. Equal scores come in no set
+  order, so the search widens until the group tied at the cut is complete
+  (:func:`vectorport.adapterkit.fetch_until_settled`); the facade orders and cuts.
+- **Writes** go in requests of at most 1,000 records and about 2 MB; the facade sends
+  batches in parallel (``write_concurrency``).
+- **Consistency** (:mod:`.freshness`): every write returns its log sequence number; a
+  ``strong`` read (fetch, count and listings always are) first waits until a query
+  reports that the namespace caught up, bounded by ``consistency_timeout``. Deletes
+  return no LSN, so a delete returns once it is visible, with the same bound; so does
+  an upsert whose LSN the service does not report.
+- **Errors** (:mod:`.errors`): transient failures are retried by the SDK, then by the
+  facade for idempotent operations; control-plane calls are retried here, with a
+  creation token in the index's tags so that a retried create recognises its own index.
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn, TypeVar
-from urllib.parse import quote
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, TypeVar
 
-from pinecone import Pinecone, SparseValues, Vector
-from pinecone.errors.exceptions import (
-    ApiError,
-    ConflictError,
-    NotFoundError,
-    PineconeConnectionError,
-    PineconeError,
-    PineconeTimeoutError,
-    RateLimitError,
-    ServiceError,
+from pinecone import Pinecone
+
+from vectorport.adapterkit import (
+    Capabilities,
+    ConfigError,
+    ConnectionURL,
+    ErrorKind,
+    Filter,
+    IdPage,
+    IndexExistsError,
+    IndexInfo,
+    IndexNotFoundError,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+    UnsupportedFeatureError,
+    batches,
+    fetch_until_settled,
+    first_ask,
+    unique,
+    url_cost,
 )
-from pinecone.index import Index as PineconeIndex
-
 from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
 from vectorport.adapters.pinecone.codec import (
     BACKEND,
-    checked_metadata,
     decode_id,
-    decode_metadata,
-    dense_values,
     encode_id,
-    encode_id_checked,
-    index_name_from_pinecone,
-    index_name_to_pinecone,
-    metadata_bytes,
-    read_sparse,
-    read_vector,
+    estimated_bytes,
+    match_of,
+    record_of,
+    score,
     sparse_values,
     try_encode_id,
-    user_namespace,
+    wire_vector,
+)
+from vectorport.adapters.pinecone.errors import (
+    CONTROL_RETRY,
+    TRANSLATOR,
+    ConflictError,
+    NotFoundError,
+    PineconeError,
 )
 from vectorport.adapters.pinecone.filters import compile_filter
 from vectorport.adapters.pinecone.freshness import FreshnessTracker, wait_until
-from vectorport.core.capabilities import Capabilities
-from vectorport.core.config import ConnectionURL
-from vectorport.core.errors import (
-    BackendError,
-    ConfigError,
-    IndexExistsError,
-    IndexNotFoundError,
-    TransientBackendError,
-    UnsupportedFeatureError,
-    ValidationError,
+from vectorport.adapters.pinecone.handles import Handle, Handles
+from vectorport.adapters.pinecone.naming import (
+    index_name_from_pinecone,
+    index_name_to_pinecone,
+    is_vector_index,
+    schema_fields,
+    spec_from_model,
+    user_namespace,
 )
-from vectorport.core.filters.ast import Filter
-from vectorport.core.scoring import score_from_distance, sort_matches
-from vectorport.core.types import (
-    IdPage,
-    Include,
-    IndexInfo,
-    IndexSpec,
-    Match,
-    Metric,
-    QueryRequest,
-    Record,
+from vectorport.adapters.pinecone.options import (
+    CREATE_TOKEN_TAG,
+    INDEX_OPTIONS,
+    QUERY_OPTIONS,
+    URL_OPTIONS,
 )
 from vectorport.core.validation import INDEX_NAME_RE
 
@@ -118,37 +102,6 @@ MAX_IDS_PER_REQUEST = 1_000
 MAX_FETCH_URL_IDS_CHARS = 8_000  # fetch sends ids in the URL
 MAX_LIST_PAGE = 100
 MAX_FETCH_BY_METADATA_PAGE = 10_000
-CREATE_TOKEN_TAG = "vectorport_create"
-CONTROL_ATTEMPTS = 8
-_URL_OPTIONS = frozenset({"api_key", "api_key_env", "host", "cloud", "region",
-                          "consistency_timeout", "ready_timeout"})
-_CREATE_OPTIONS = frozenset({"cloud", "region", "deletion_protection", "tags"})
-
-
-@dataclass(frozen=True, slots=True)
-class _Handle:
-    """An open index: its Pinecone name and the SDK data-plane client for its host."""
-
-    name: str
-    host: str
-    client: PineconeIndex
-
-
-def _translate(exc: PineconeError, index: str | None = None) -> NoReturn:
-    """Raise the contract's error for an SDK error (the SDK's messages carry no key)."""
-    if isinstance(exc, NotFoundError) and index is not None:
-        raise IndexNotFoundError(index) from exc
-    if isinstance(exc, (RateLimitError, ServiceError, PineconeTimeoutError,
-                        PineconeConnectionError)):
-        raise TransientBackendError(f"pinecone: {exc}") from exc
-    if isinstance(exc, ApiError):
-        raise BackendError(f"pinecone: {exc}") from exc
-    raise BackendError(f"pinecone: {type(exc).__name__}: {exc}") from exc
-
-
-def _is_transient(exc: PineconeError) -> bool:
-    return isinstance(exc, (RateLimitError, ServiceError, PineconeTimeoutError,
-                            PineconeConnectionError))
 
 
 class PineconeAdapter:
@@ -172,13 +125,12 @@ class PineconeAdapter:
         self.region = region
         self.consistency_timeout = consistency_timeout
         self.ready_timeout = ready_timeout
-        self._handles: dict[str, _Handle] = {}
-        self._lock = threading.Lock()
+        self._handles = Handles(lambda host: self._sdk(lambda: self._pc.index(host=host)))
         self._freshness = FreshnessTracker()
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> PineconeAdapter:
-        url.unknown_options(_URL_OPTIONS)
+        options = URL_OPTIONS.url(url)
         if url.host or url.path not in ("", "/"):
             raise ConfigError(
                 "pinecone URLs take no host or path: use pinecone://?api_key_env=NAME, and "
@@ -190,7 +142,7 @@ class PineconeAdapter:
                 "no Pinecone API key: set PINECONE_API_KEY or name another variable with "
                 "?api_key_env=NAME"
             )
-        host = url.option("host") or None
+        host = options.get("host") or None
         try:
             client = Pinecone(api_key=key.reveal(), host=host, source_tag="vectorport")
         except PineconeError as exc:
@@ -198,10 +150,10 @@ class PineconeAdapter:
         return cls(
             client,
             host=host,
-            cloud=url.option("cloud") or "aws",
-            region=url.option("region") or "us-east-1",
-            consistency_timeout=_seconds(url, "consistency_timeout", 30.0),
-            ready_timeout=_seconds(url, "ready_timeout", 300.0),
+            cloud=options["cloud"] or "aws",
+            region=options["region"] or "us-east-1",
+            consistency_timeout=options["consistency_timeout"],
+            ready_timeout=options["ready_timeout"],
         )
 
     def __repr__(self) -> str:
@@ -213,58 +165,38 @@ class PineconeAdapter:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _sdk(self, fn: Callable[[], T], index: str | None = None) -> T:
+    def _sdk(self, fn: Callable[[], T], index: str | None = None,
+             operation: str = "request") -> T:
+        """A data-plane call (the SDK and the facade retry those)."""
         try:
             return fn()
         except PineconeError as exc:
-            if isinstance(exc, NotFoundError) and index is not None:
+            if index is not None and TRANSLATOR.kind(exc) is ErrorKind.NOT_FOUND:
                 self._drop(index, close=False)  # other threads may still hold it
-            _translate(exc, index)
+            raise TRANSLATOR.error(exc, operation, index=index) from exc
 
-    def _control(self, fn: Callable[[], T], index: str | None = None) -> T:
+    def _control(self, fn: Callable[[], T], index: str | None = None,
+                 operation: str = "control-plane request") -> T:
         """A control-plane call, retried here on transient failures."""
-        for attempt in range(CONTROL_ATTEMPTS):
-            try:
-                return fn()
-            except PineconeError as exc:
-                if not _is_transient(exc) or attempt + 1 == CONTROL_ATTEMPTS:
-                    _translate(exc, index)
-            time.sleep(min(0.05 * 2**attempt, 1.0))
-        raise AssertionError("unreachable")
+        return TRANSLATOR.call(operation, fn, index=index, retry=CONTROL_RETRY)
 
     def _drop(self, name: str, *, close: bool = True) -> None:
-        with self._lock:
-            handle = self._handles.pop(name, None)
-        if handle is not None and close:
-            handle.client.close()
+        self._handles.drop(name, close=close)
 
     def _model(self, name: str) -> Any:
         return self._control(lambda: self._pc.indexes.describe(index_name_to_pinecone(name)),
                              name)
 
-    def _handle(self, name: str) -> _Handle:
-        with self._lock:
-            handle = self._handles.get(name)
-        if handle is not None:
-            return handle
-        return self._open(name, self._model(name))
+    def _handle(self, name: str) -> Handle:
+        return self._handles.get(name) or self._open(name, self._model(name))
 
-    def _open(self, name: str, model: Any) -> _Handle:
-        host = model.host
-        if not host:
-            raise BackendError(f"pinecone: index {name!r} has no host yet")
-        with self._lock:
-            handle = self._handles.get(name)
-            if handle is not None and handle.host == host:
-                return handle
-            client = self._sdk(lambda: self._pc.index(host=host))
-            self._handles[name] = _Handle(model.name, host, client)
-            return self._handles[name]
+    def _open(self, name: str, model: Any) -> Handle:
+        return self._handles.open(name, model)
 
     def _probe(self, spec: IndexSpec) -> list[float]:
         return [1.0] + [0.0] * (spec.dimension - 1)
 
-    def _await_fresh(self, handle: _Handle, spec: IndexSpec, namespace: str) -> None:
+    def _await_fresh(self, handle: Handle, spec: IndexSpec, namespace: str) -> None:
         """Wait (bounded) until queries in ``namespace`` see this adapter's writes."""
         target = self._freshness.awaited(spec.name, namespace)
         if target is None:
@@ -293,16 +225,16 @@ class PineconeAdapter:
         """A 404 from a namespace-level call: fine when the index itself exists."""
         try:
             self._pc.indexes.describe(index_name_to_pinecone(spec.name))
-        except NotFoundError:
-            self._drop(spec.name, close=False)
-            raise IndexNotFoundError(spec.name) from exc
         except PineconeError as other:
-            _translate(other, spec.name)
+            if TRANSLATOR.kind(other) is ErrorKind.NOT_FOUND:
+                self._drop(spec.name, close=False)
+                raise IndexNotFoundError(spec.name) from exc
+            raise TRANSLATOR.error(other, "describe_index", index=spec.name) from other
 
     # -- index lifecycle ---------------------------------------------------------------------
 
     def create_index(self, spec: IndexSpec) -> None:
-        options = _create_options(spec)
+        options = INDEX_OPTIONS.index(spec)
         if spec.index_params:
             raise UnsupportedFeatureError(BACKEND, "index parameters",
                                           "Pinecone manages its index structure itself")
@@ -311,12 +243,9 @@ class PineconeAdapter:
                 BACKEND, f"sparse vectors with the {spec.metric} metric",
                 "Pinecone scores sparse-dense vectors on dotproduct indexes only",
             )
-        fields: dict[str, Any] = {"_values": {
-            "type": "dense_vector", "dimension": spec.dimension, "metric": spec.metric}}
-        if spec.sparse:
-            fields["_sparse_values"] = {"type": "sparse_vector"}
+        fields = schema_fields(spec)
         token = uuid.uuid4().hex
-        tags = {**options.get("tags", {}), CREATE_TOKEN_TAG: token}
+        tags = {**options["tags"], CREATE_TOKEN_TAG: token}
         name = index_name_to_pinecone(spec.name)
         deployment = {"deployment_type": "managed",
                       "cloud": options.get("cloud", self.cloud),
@@ -326,7 +255,7 @@ class PineconeAdapter:
             try:
                 return self._pc.indexes.create(
                     name=name, schema={"fields": fields}, deployment=deployment, tags=tags,
-                    deletion_protection=options.get("deletion_protection", "disabled"),
+                    deletion_protection=options["deletion_protection"],
                     timeout=-1,
                 )
             except ConflictError:
@@ -336,7 +265,7 @@ class PineconeAdapter:
                     return existing
                 raise IndexExistsError(spec.name) from None
 
-        model = self._control(create, spec.name)
+        model = self._control(create, spec.name, "create_index")
 
         def ready() -> bool:
             nonlocal model
@@ -350,7 +279,7 @@ class PineconeAdapter:
 
     def describe_index(self, name: str) -> IndexInfo:
         model = self._model(name)
-        spec = _spec_from_model(name, model)
+        spec = spec_from_model(name, model)
         handle = self._open(name, model)
         for namespace in self._freshness.pending_namespaces(name):
             self._await_fresh(handle, spec, namespace)
@@ -364,7 +293,7 @@ class PineconeAdapter:
         names = []
         for model in models:
             name = index_name_from_pinecone(model.name)
-            if INDEX_NAME_RE.match(name) and _is_vector_index(model):
+            if INDEX_NAME_RE.match(name) and is_vector_index(model):
                 names.append(name)
         return names
 
@@ -378,7 +307,7 @@ class PineconeAdapter:
             with contextlib.suppress(NotFoundError):
                 self._pc.indexes.delete(pinecone_name, timeout=-1)
 
-        self._control(delete, name)
+        self._control(delete, name, "delete_index")
         self._drop(name)
         self._freshness.forget(name)
 
@@ -388,7 +317,7 @@ class PineconeAdapter:
             except NotFoundError:
                 return True
             except PineconeError as exc:
-                _translate(exc)
+                raise TRANSLATOR.error(exc, "describe_index") from exc
             return False
 
         wait_until(gone, self.ready_timeout, f"the deletion of index {name!r}")
@@ -396,24 +325,25 @@ class PineconeAdapter:
     # -- data -----------------------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
-        vectors = [(_wire_vector(r), r) for r in records]  # all checks before any I/O
+        vectors = [wire_vector(r) for r in records]  # all checks before any I/O
         handle = self._handle(index.name)
-        for chunk in _upsert_chunks(vectors):
+        for chunk in batches(vectors, MAX_UPSERT_VECTORS, cost=estimated_bytes,
+                             max_cost=MAX_UPSERT_BYTES):
             answer = self._sdk(lambda chunk=chunk: handle.client.upsert(  # type: ignore[misc]
-                vectors=[v for v, _ in chunk], namespace=namespace), index.name)
+                vectors=chunk, namespace=namespace), index.name, "upsert")
             info = answer.response_info
             lsn = info.lsn_committed if info is not None else None
             if lsn is not None:
                 self._freshness.wrote(index.name, namespace, lsn)
             else:
-                wire = [v.id for v, _ in chunk]
+                wire = [v.id for v in chunk]
                 wait_until(lambda wire=wire: self._all_present(  # type: ignore[misc]
                     handle, index, namespace, wire), self.consistency_timeout,
                     f"an upsert into namespace {namespace!r} of index {index.name!r}")
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         flt = compile_filter(request.filter)  # unsupported shapes fail before any I/O
-        _check_query_options(request)
+        QUERY_OPTIONS.query(request)
         sparse = sparse_values(request.sparse) if request.sparse is not None else None
         # A sparse-only query goes out as a hybrid one with a zero dense part: Pinecone
         # then scores every record (0 + sparse), not only those sharing a term.
@@ -423,50 +353,50 @@ class PineconeAdapter:
         namespace = request.namespace
         include = request.include
 
-        def run(top_k: int) -> Any:
+        def ask_for(top_k: int) -> Any:
             return self._sdk(lambda: handle.client.query(
                 top_k=top_k, vector=vector, sparse_vector=sparse, namespace=namespace,
                 filter=flt, include_values=include.vectors,
                 include_metadata=include.metadata or include.documents,
-            ), index.name)
+            ), index.name, "query")
 
-        # One more than asked, to see whether equal scores run across the cut.
-        ask = min(request.top_k + 1, MAX_TOP_K)
+        # The first search doubles as the freshness probe of a strong read.
+        ask = first_ask(request.top_k, MAX_TOP_K)
+        first: dict[int, list[Any]] = {}
         target = (self._freshness.awaited(index.name, namespace)
                   if request.consistency == "strong" else None)
-        if target is None:
-            answer = run(ask)
-        else:
-            answers: list[Any] = []
-
+        if target is not None:
             def caught_up() -> bool:
-                answers.append(run(ask))
-                return self._reached(index.name, namespace, answers[-1], target)
+                answer = ask_for(ask)
+                first[ask] = list(answer.matches)
+                return self._reached(index.name, namespace, answer, target)
 
             wait_until(caught_up, self.consistency_timeout,
                        f"a write to namespace {namespace!r} of index {index.name!r}")
-            answer = answers[-1]
-        matches = list(answer.matches)
-        while _tie_at_cut(matches, request.top_k, ask):
-            ask = min(ask * 2, MAX_TOP_K)
-            matches = list(run(ask).matches)
-        converted = [_match(m, index.metric, include) for m in matches]
-        if request.min_score is not None:
-            converted = [m for m in converted if m.score >= request.min_score]
-        return sort_matches(converted)[: request.top_k]
+
+        def search(depth: int) -> list[Any]:
+            return first.pop(depth) if depth in first else list(ask_for(depth).matches)
+
+        found = fetch_until_settled(search, lambda m: score(index.metric, m.score),
+                                    request.top_k, cap=MAX_TOP_K, min_score=request.min_score)
+        return [match_of(m, index.metric, include) for m in found]
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
-        wire = [w for w in dict.fromkeys(try_encode_id(i) for i in ids) if w is not None]
+        wire = _wire_ids(ids)
         if not wire:
             return []
         handle = self._handle(index.name)
         self._await_fresh(handle, index, namespace)
-        records: list[Record] = []
-        for chunk in _fetch_chunks(wire):
-            answer = self._sdk(lambda chunk=chunk: handle.client.fetch(  # type: ignore[misc]
-                ids=chunk, namespace=namespace), index.name)
-            records.extend(_record(vector) for vector in answer.vectors.values())
-        return records
+        return [record_of(vector) for answer in self._fetched(handle, index, namespace, wire)
+                for vector in answer.vectors.values()]
+
+    def _fetched(self, handle: Handle, index: IndexSpec, namespace: str,
+                 wire: list[str]) -> list[Any]:
+        """The fetch answers for ``wire``, in requests whose URL stays short enough."""
+        return [self._sdk(lambda chunk=chunk: handle.client.fetch(  # type: ignore[misc]
+                    ids=chunk, namespace=namespace), index.name, "fetch")
+                for chunk in batches(wire, MAX_IDS_PER_REQUEST, cost=url_cost,
+                                     max_cost=MAX_FETCH_URL_IDS_CHARS)]
 
     def delete(
         self,
@@ -475,10 +405,8 @@ class PineconeAdapter:
         ids: Sequence[str] | None,
         filter: Filter | None,
     ) -> None:
-        if ids is None:
+        if ids is None:  # the facade guarantees a filter then
             flt = compile_filter(filter)  # before any I/O
-            if flt is None:
-                raise ValidationError("delete by filter needs a filter")
             handle = self._handle(index.name)
             self._await_fresh(handle, index, namespace)
             if self._delete_call(handle, index, lambda: handle.client.delete(
@@ -489,13 +417,12 @@ class PineconeAdapter:
                     index.name).matches, self.consistency_timeout,
                     f"a delete by filter in namespace {namespace!r} of index {index.name!r}")
             return
-        wire = [w for w in dict.fromkeys(try_encode_id(i) for i in ids) if w is not None]
+        wire = _wire_ids(ids)
         if not wire:
             return
         handle = self._handle(index.name)
         self._await_fresh(handle, index, namespace)
-        for start in range(0, len(wire), MAX_IDS_PER_REQUEST):
-            chunk = wire[start:start + MAX_IDS_PER_REQUEST]
+        for chunk in batches(wire, MAX_IDS_PER_REQUEST):
             if not self._delete_call(handle, index, lambda chunk=chunk: (  # type: ignore[misc]
                     handle.client.delete(ids=chunk, namespace=namespace))):
                 return
@@ -503,7 +430,7 @@ class PineconeAdapter:
                    self.consistency_timeout,
                    f"a delete by id in namespace {namespace!r} of index {index.name!r}")
 
-    def _delete_call(self, handle: _Handle, index: IndexSpec, call: Callable[[], Any]) -> bool:
+    def _delete_call(self, handle: Handle, index: IndexSpec, call: Callable[[], Any]) -> bool:
         """Send a delete; ``False`` when the namespace does not exist (nothing to do)."""
         try:
             call()
@@ -511,26 +438,22 @@ class PineconeAdapter:
             self._namespace_absent(index, exc)
             return False
         except PineconeError as exc:
-            _translate(exc, index.name)
+            raise TRANSLATOR.error(exc, "delete", index=index.name) from exc
         return True
 
     def _present(
-        self, handle: _Handle, index: IndexSpec, namespace: str, wire: list[str]
+        self, handle: Handle, index: IndexSpec, namespace: str, wire: list[str]
     ) -> set[str]:
-        found: set[str] = set()
-        for chunk in _fetch_chunks(wire):
-            answer = self._sdk(lambda chunk=chunk: handle.client.fetch(  # type: ignore[misc]
-                ids=chunk, namespace=namespace), index.name)
-            found.update(answer.vectors)
-        return found
+        return {rid for answer in self._fetched(handle, index, namespace, wire)
+                for rid in answer.vectors}
 
     def _any_present(
-        self, handle: _Handle, index: IndexSpec, namespace: str, wire: list[str]
+        self, handle: Handle, index: IndexSpec, namespace: str, wire: list[str]
     ) -> bool:
         return bool(self._present(handle, index, namespace, wire))
 
     def _all_present(
-        self, handle: _Handle, index: IndexSpec, namespace: str, wire: list[str]
+        self, handle: Handle, index: IndexSpec, namespace: str, wire: list[str]
     ) -> bool:
         return len(self._present(handle, index, namespace, wire)) == len(set(wire))
 
@@ -556,7 +479,7 @@ class PineconeAdapter:
             if not token:
                 return total
 
-    def _namespace_count(self, handle: _Handle, index: IndexSpec, namespace: str) -> int:
+    def _namespace_count(self, handle: Handle, index: IndexSpec, namespace: str) -> int:
         stats = self._sdk(lambda: handle.client.describe_index_stats(), index.name)
         return sum(summary.vector_count for ns, summary in stats.namespaces.items()
                    if user_namespace(ns) == namespace)
@@ -611,7 +534,7 @@ class PineconeAdapter:
                 self._namespace_absent(index, exc)
                 return IdPage((), None)
             except PineconeError as exc:
-                _translate(exc, index.name)
+                raise TRANSLATOR.error(exc, "list_ids", index=index.name) from exc
             ids.extend(decode_id(item.id) for item in page.vectors if item.id is not None)
             token = page.pagination.next if page.pagination is not None else None
             if not token:
@@ -619,162 +542,17 @@ class PineconeAdapter:
         return IdPage(tuple(ids), token or None)
 
     def close(self) -> None:
-        with self._lock:
-            handles = list(self._handles.values())
-            self._handles.clear()
-        for handle in handles:
-            handle.client.close()
+        self._handles.close()
         self._pc.close()
 
 
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _seconds(url: ConnectionURL, name: str, default: float) -> float:
-    raw = url.option(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"URL option {name}={raw!r} must be a number of seconds") from None
-    if not value > 0:
-        raise ConfigError(f"URL option {name} must be positive")
-    return value
-
-
-def _create_options(spec: IndexSpec) -> dict[str, Any]:
-    options = dict(spec.backend_options.get(BACKEND, {}))
-    unknown = set(options) - _CREATE_OPTIONS
-    if unknown:
-        raise ValidationError(
-            f"unknown pinecone option(s) {', '.join(sorted(unknown))}; "
-            f"known: {', '.join(sorted(_CREATE_OPTIONS))}"
-        )
-    for key in ("cloud", "region"):
-        if key in options and not isinstance(options[key], str):
-            raise ValidationError(f"pinecone option {key!r} must be a str")
-    if options.get("deletion_protection", "disabled") not in ("enabled", "disabled"):
-        raise ValidationError("pinecone option 'deletion_protection' is 'enabled' or 'disabled'")
-    tags = options.get("tags", {})
-    if not isinstance(tags, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in tags.items()
-    ):
-        raise ValidationError("pinecone option 'tags' must map str to str")
-    if CREATE_TOKEN_TAG in tags:
-        raise ValidationError(f"the tag {CREATE_TOKEN_TAG!r} is reserved by vectorport")
-    return options
-
-
-def _check_query_options(request: QueryRequest) -> None:
-    options = request.options_for(BACKEND)
-    if options:
-        raise ValidationError(
-            f"unknown pinecone query option(s) {', '.join(sorted(map(str, options)))}; "
-            "the pinecone adapter takes none"
-        )
-
-
-def _is_vector_index(model: Any) -> bool:
-    fields = getattr(getattr(model, "schema", None), "fields", None) or {}
-    return "_values" in fields and set(fields) <= {"_values", "_sparse_values"}
-
-
-def _spec_from_model(name: str, model: Any) -> IndexSpec:
-    if not _is_vector_index(model):
-        fields = sorted(getattr(model.schema, "fields", {}) or {})
-        raise BackendError(
-            f"pinecone: index {name!r} is not a vector index (schema fields {fields}); "
-            "vectorport uses indexes with the '_values' dense field"
-        )
-    dense = model.schema.fields["_values"]
-    metric: Metric = dense.metric
-    return IndexSpec(name=name, dimension=int(dense.dimension), metric=metric,
-                     sparse="_sparse_values" in model.schema.fields)
-
-
-def _wire_vector(record: Record) -> Vector:
-    metadata = checked_metadata(record)
-    return Vector(
-        id=encode_id_checked(record.id),
-        values=dense_values(record.vector),
-        sparse_values=(SparseValues(**sparse_values(record.sparse))
-                       if record.sparse is not None else None),
-        metadata=metadata or None,
-    )
-
-
-def _estimated_bytes(vector: Vector) -> int:
-    sparse = len(vector.sparse_values.indices) if vector.sparse_values is not None else 0
-    meta = metadata_bytes(vector.metadata) if vector.metadata else 0
-    return 64 + len(vector.id) * 2 + 25 * len(vector.values) + 36 * sparse + meta
-
-
-def _upsert_chunks(
-    vectors: list[tuple[Vector, Record]],
-) -> Iterator[list[tuple[Vector, Record]]]:
-    chunk: list[tuple[Vector, Record]] = []
-    size = 0
-    for item in vectors:
-        cost = _estimated_bytes(item[0])
-        if chunk and (len(chunk) >= MAX_UPSERT_VECTORS or size + cost > MAX_UPSERT_BYTES):
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(item)
-        size += cost
-    if chunk:
-        yield chunk
-
-
-def _fetch_chunks(wire: list[str]) -> Iterator[list[str]]:
-    chunk: list[str] = []
-    size = 0
-    for rid in wire:
-        cost = len(quote(rid, safe="")) + 5
-        if chunk and (len(chunk) >= MAX_IDS_PER_REQUEST or size + cost > MAX_FETCH_URL_IDS_CHARS):
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(rid)
-        size += cost
-    if chunk:
-        yield chunk
-
-
-def _tie_at_cut(matches: list[Any], top_k: int, asked: int) -> bool:
-    """Whether equal scores run across the ``top_k`` cut beyond what was fetched."""
-    if len(matches) < asked or asked >= MAX_TOP_K or len(matches) <= top_k:
-        return False
-    boundary = matches[top_k - 1].score
-    return bool(matches[-1].score == boundary)
-
-
-def _score(metric: Metric, raw: float) -> float:
-    if metric == "euclidean":  # Pinecone reports the squared distance
-        return score_from_distance("l2_squared", raw)
-    return float(raw)
-
-
-def _match(scored: Any, metric: Metric, include: Include) -> Match:
-    metadata, document = decode_metadata(scored.metadata)
-    return Match(
-        id=decode_id(scored.id),
-        score=_score(metric, scored.score),
-        metadata=metadata if include.metadata else None,
-        vector=read_vector(scored.values) if include.vectors else None,
-        sparse=read_sparse(scored.sparse_values) if include.vectors else None,
-        document=document if include.documents else None,
-    )
-
-
-def _record(vector: Any) -> Record:
-    metadata, document = decode_metadata(vector.metadata)
-    return Record(
-        id=decode_id(vector.id),
-        vector=read_vector(vector.values),
-        metadata=metadata,
-        sparse=read_sparse(vector.sparse_values),
-        document=document,
-    )
+def _wire_ids(ids: Sequence[str]) -> list[str]:
+    """The stored forms of ``ids``, once each; ids Pinecone cannot hold are left out
+    (no record can have them)."""
+    return [w for w in unique(try_encode_id(i) for i in ids) if w is not None]
 
 
 __all__ = ["PineconeAdapter"]

@@ -26,9 +26,21 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from pinecone import SparseValues, Vector
 
-from vectorport.core.errors import UnsupportedFeatureError, ValidationError
-from vectorport.core.types import MetadataValue, Record, SparseVector
+from vectorport.adapterkit import (
+    DenseVector,
+    Include,
+    Match,
+    MetadataValue,
+    Metric,
+    Record,
+    SparseVector,
+    UnsupportedFeatureError,
+    ValidationError,
+    read_only_float32,
+    score_from_distance,
+)
 
 BACKEND = "pinecone"
 RESERVED_PREFIX = "vp:"
@@ -39,7 +51,6 @@ ESCAPE = "~"
 MAX_ID_LENGTH = 512
 MAX_METADATA_BYTES = 40 * 1024
 MAX_SPARSE_VALUES = 2048
-DEFAULT_NAMESPACE_NAMES = frozenset({"", "__default__"})
 
 
 def encode_id(rid: str) -> str:
@@ -174,12 +185,6 @@ def sparse_values(sparse: SparseVector) -> dict[str, list[Any]]:
     return {"indices": list(sparse.indices), "values": list(sparse.values)}
 
 
-def read_vector(values: list[float]) -> np.ndarray[Any, np.dtype[np.float32]]:
-    array = np.asarray(values, dtype=np.float32)
-    array.setflags(write=False)
-    return array
-
-
 def read_sparse(raw: Any) -> SparseVector | None:
     if raw is None:
         return None
@@ -191,18 +196,57 @@ def read_sparse(raw: Any) -> SparseVector | None:
     return SparseVector(tuple(indices[k] for k in order), tuple(values[k] for k in order))
 
 
-def user_namespace(wire: str) -> str:
-    """A namespace as Pinecone reports it (the default one is ``__default__``)."""
-    return "" if wire in DEFAULT_NAMESPACE_NAMES else wire
+def read_vector(values: list[float]) -> DenseVector:
+    return read_only_float32(values)
 
 
-def index_name_to_pinecone(name: str) -> str:
-    """CONTRACT §1: Pinecone has no ``_``; canonical names have no ``-``."""
-    return name.replace("_", "-")
+def wire_vector(record: Record) -> Vector:
+    """The SDK vector for a record; every check happens here, before any I/O."""
+    metadata = checked_metadata(record)
+    return Vector(
+        id=encode_id_checked(record.id),
+        values=dense_values(record.vector),
+        sparse_values=(SparseValues(**sparse_values(record.sparse))
+                       if record.sparse is not None else None),
+        metadata=metadata or None,
+    )
 
 
-def index_name_from_pinecone(name: str) -> str:
-    return name.replace("-", "_")
+def estimated_bytes(vector: Vector) -> int:
+    """An upper estimate of the vector's share of an upsert request body."""
+    sparse = len(vector.sparse_values.indices) if vector.sparse_values is not None else 0
+    meta = metadata_bytes(vector.metadata) if vector.metadata else 0
+    return 64 + len(vector.id) * 2 + 25 * len(vector.values) + 36 * sparse + meta
+
+
+def score(metric: Metric, raw: float) -> float:
+    """The CONTRACT §3 score; Pinecone's euclidean score is the squared distance."""
+    if metric == "euclidean":
+        return score_from_distance("l2_squared", raw)
+    return float(raw)
+
+
+def match_of(scored: Any, metric: Metric, include: Include) -> Match:
+    metadata, document = decode_metadata(scored.metadata)
+    return Match(
+        id=decode_id(scored.id),
+        score=score(metric, scored.score),
+        metadata=metadata if include.metadata else None,
+        vector=read_vector(scored.values) if include.vectors else None,
+        sparse=read_sparse(scored.sparse_values) if include.vectors else None,
+        document=document if include.documents else None,
+    )
+
+
+def record_of(vector: Any) -> Record:
+    metadata, document = decode_metadata(vector.metadata)
+    return Record(
+        id=decode_id(vector.id),
+        vector=read_vector(vector.values),
+        metadata=metadata,
+        sparse=read_sparse(vector.sparse_values),
+        document=document,
+    )
 
 
 __all__ = [
@@ -216,11 +260,13 @@ __all__ = [
     "encode_id",
     "encode_id_checked",
     "encode_metadata",
-    "index_name_from_pinecone",
-    "index_name_to_pinecone",
+    "estimated_bytes",
+    "match_of",
     "read_sparse",
     "read_vector",
+    "record_of",
+    "score",
     "sparse_values",
     "try_encode_id",
-    "user_namespace",
+    "wire_vector",
 ]

@@ -27,14 +27,20 @@ Refused with :class:`UnsupportedFeatureError`, at compile time and before any I/
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
+from vectorport import adapterkit as kit
+from vectorport.adapterkit import (
+    And,
+    Condition,
+    Filter,
+    Not,
+    Or,
+    Scalar,
+    UnsupportedFeatureError,
+    to_nnf,
+)
 from vectorport.adapters.pinecone.codec import BACKEND, NUMBER_KEYS
-from vectorport.core.errors import UnsupportedFeatureError
-from vectorport.core.filters.ast import And, Condition, Filter, Not, Or, Scalar
-from vectorport.core.filters.nnf import to_nnf
 
 EXACT_NUMBER_LIMIT = 2**53
 _COMPLEMENT = {"$gt": "$lte", "$gte": "$lt", "$lt": "$gte", "$lte": "$gt"}
@@ -43,33 +49,21 @@ _RANGE = frozenset(_COMPLEMENT)
 PineconeFilter = dict[str, Any]
 
 
-_CACHE_SIZE = 512
-_cache: OrderedDict[str, PineconeFilter] = OrderedDict()
-_cache_lock = threading.Lock()
+class _Compiler(kit.FilterCompiler[PineconeFilter]):
+    def build(self, node: Filter) -> PineconeFilter:
+        return _compile(to_nnf(node))
+
+
+_COMPILER = _Compiler()
 
 
 def compile_filter(node: Filter | None) -> PineconeFilter | None:
     """Pinecone's filter for ``node`` (``None`` for everything); raises
     :class:`UnsupportedFeatureError` for what Pinecone cannot express exactly.
 
-    Results are cached and shared: callers must not change them. The cache is keyed by
-    ``repr(node)``, not by the node: AST nodes compare equal across ``1``, ``1.0`` and
-    ``True`` (Python's ``1 == True``), which must compile differently.
+    Memoised by the kit and shared: callers must not change the result.
     """
-    if node is None:
-        return None
-    key = repr(node)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            return hit
-    compiled = _compile(to_nnf(node))
-    with _cache_lock:
-        _cache[key] = compiled
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return compiled
+    return None if node is None else _COMPILER.compile(node)
 
 
 def _compile(node: Filter) -> PineconeFilter:

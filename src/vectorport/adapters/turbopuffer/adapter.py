@@ -2,9 +2,8 @@
 
 ``turbopuffer://?region=gcp-us-central1`` (the API key from ``TURBOPUFFER_API_KEY``, or
 ``?api_key_env=NAME``), or ``turbopuffer://?base_url=http://127.0.0.1:8765`` for the
-emulator in :mod:`vectorport.testing.emulators.turbopuffer`. Other options: ``prefix``
-(default ``vectorport.``), ``timeout`` (seconds, default 60), ``max_retries`` (the SDK's
-own retries, default 0: vectorport retries transient failures itself).
+emulator in :mod:`vectorport.testing.emulators.turbopuffer`; the options are in
+:mod:`.options`.
 
 How indexes and namespaces are mapped (the names are in :mod:`.naming`):
 
@@ -21,10 +20,11 @@ How indexes and namespaces are mapped (the names are in :mod:`.naming`):
   the value's kind, so ints, floats, bools, strings and lists keep their type.
 
 Scores: ``cosine`` ranks by ``cosine_distance`` and scores ``1 − $dist``; ``euclidean``
-ranks by ``euclidean_squared`` and scores ``1 / (1 + √$dist)``. To make the ``top_k`` set
-exact when several records tie at the cut, the adapter asks for more rows until the tie
-is resolved, then orders by score and id. Queries use ``ANN``; the backend option
-``{"turbopuffer": {"exact": true}}`` asks for exhaustive ``kNN`` instead.
+ranks by ``euclidean_squared`` and scores ``1 / (1 + √$dist)``. To make the candidates
+complete when several records tie at the cut, the adapter asks for more rows until the
+tie is resolved (:func:`vectorport.adapterkit.fetch_until_settled`); the facade orders
+and cuts. Queries use ``ANN``; the backend option ``{"turbopuffer": {"exact": true}}``
+asks for exhaustive ``kNN`` instead.
 
 Consistency is turbopuffer's own: ``strong`` (the default) or ``eventual``. Writes go in
 one request per batch (the facade's batches, up to 1,000 records). 429, 5xx, 408/409,
@@ -39,46 +39,51 @@ import contextlib
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from vectorport.adapterkit import (
+    Capabilities,
+    ConfigError,
+    ConnectionURL,
+    Distance,
+    Filter,
+    IdPage,
+    IndexExistsError,
+    IndexInfo,
+    IndexNotFoundError,
+    IndexSpec,
+    Match,
+    Memo,
+    QueryRequest,
+    Record,
+    RecordPatch,
+    RetryPolicy,
+    UnsupportedFeatureError,
+    ValidationError,
+    batches,
+    fetch_until_settled,
+    fields_used,
+    prefix_upper_bound,
+    score_from_distance,
+    unique,
+)
 from vectorport.adapters.turbopuffer import codec
 from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIES
-from vectorport.adapters.turbopuffer.errors import is_not_found, status_of, translate
+from vectorport.adapters.turbopuffer.errors import TRANSLATOR, is_not_found, status_of
 from vectorport.adapters.turbopuffer.filters import Compiled, FilterCompiler, conjunction
 from vectorport.adapters.turbopuffer.naming import (
     DEFAULT_PREFIX,
     DOCUMENT_ATTRIBUTE,
     ID_ATTRIBUTE,
     KINDS,
-    PREFIX_RE,
     VECTOR_ATTRIBUTE,
     Names,
     column,
     native_id,
 )
-from vectorport.core.capabilities import Capabilities
-from vectorport.core.config import ConnectionURL
-from vectorport.core.errors import (
-    ConfigError,
-    IndexExistsError,
-    IndexNotFoundError,
-    UnsupportedFeatureError,
-    ValidationError,
-)
-from vectorport.core.filters.ast import Filter, fields_used
-from vectorport.core.retry import RetryPolicy
-from vectorport.core.scoring import Distance, score_from_distance
-from vectorport.core.types import (
-    IdPage,
-    IndexInfo,
-    IndexSpec,
-    Match,
-    QueryRequest,
-    Record,
-    RecordPatch,
-)
+from vectorport.adapters.turbopuffer.options import INDEX_OPTIONS, QUERY_OPTIONS, URL_OPTIONS
 
 if TYPE_CHECKING:
     import turbopuffer
@@ -90,10 +95,6 @@ ID_CHUNK = 1_000
 SPEC_ATTRIBUTE = "vp_spec"
 TOKEN_ATTRIBUTE = "vp_token"
 _METRICS = {"cosine": "cosine_distance", "euclidean": "euclidean_squared"}
-_QUERY_OPTIONS = frozenset({"exact"})
-_URL_OPTIONS = frozenset({
-    "region", "api_key", "api_key_env", "base_url", "prefix", "timeout", "max_retries",
-})
 _EVERY_RECORD: list[Any] = [ID_ATTRIBUTE, "NotEq", None]
 """A filter every record written by vectorport matches (each one has ``vp_id``)."""
 
@@ -118,33 +119,26 @@ class TurbopufferAdapter:
         self._names = Names(prefix)
         self._retry = retry or RetryPolicy(attempts=5, base_seconds=0.02, cap_seconds=1.0)
         self._columns: dict[str, frozenset[str]] = {}
+        self._compilers: Memo[frozenset[str], FilterCompiler] = Memo(64)
         self._lock = threading.Lock()
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> TurbopufferAdapter:
-        url.unknown_options(_URL_OPTIONS)
+        options = URL_OPTIONS.url(url)
         if url.host or url.path not in ("", "/"):
             raise ConfigError(
                 "turbopuffer URLs carry only options, for example "
                 "turbopuffer://?region=gcp-us-central1 or turbopuffer://?base_url=http://…"
             )
-        region, base_url = url.option("region"), url.option("base_url")
+        region, base_url = options.get("region"), options.get("base_url")
         if bool(region) == bool(base_url):
             raise ConfigError("a turbopuffer URL needs ?region=… or ?base_url=… (one of them)")
-        prefix = url.option("prefix", DEFAULT_PREFIX) or ""
-        if not PREFIX_RE.match(prefix):
-            raise ConfigError("prefix= takes up to 18 characters of A-Z a-z 0-9 _ . -")
         key = url.credential("api_key", "TURBOPUFFER_API_KEY")
         if key is None:
             raise ConfigError(
                 "no turbopuffer API key: set TURBOPUFFER_API_KEY or name a variable "
                 "with ?api_key_env=NAME"
             )
-        try:
-            timeout = float(url.option("timeout", "60") or "60")
-        except ValueError:
-            raise ConfigError("timeout= must be a number of seconds") from None
-        max_retries = url.int_option("max_retries", 0)
         try:
             import turbopuffer
         except ImportError:  # pragma: no cover - the registry checks this first
@@ -153,14 +147,15 @@ class TurbopufferAdapter:
         try:
             client = turbopuffer.Turbopuffer(
                 api_key=key.reveal(), region=region or None, base_url=base_url or None,
-                timeout=timeout, max_retries=max_retries, telemetry=False,
+                timeout=options["timeout"], max_retries=options["max_retries"],
+                telemetry=False,
             )
         except (ValueError, turbopuffer.TurbopufferError) as exc:
             raise ConfigError(
                 f"cannot configure the turbopuffer client for {url.redacted()}: {exc} "
                 "(with base_url=, leave TURBOPUFFER_REGION unset)"
             ) from None
-        return cls(client, prefix=prefix)
+        return cls(client, prefix=options["prefix"])
 
     def __repr__(self) -> str:
         return f"TurbopufferAdapter(base_url={str(self._client.base_url)!r})"
@@ -186,7 +181,7 @@ class TurbopufferAdapter:
             except Exception as exc:
                 if is_not_found(exc):
                     raise _NamespaceMissingError() from exc
-                raise translate(exc, operation) from exc
+                raise TRANSLATOR.error(exc, operation) from exc
 
         return self._retry.call(operation, once)
 
@@ -230,7 +225,7 @@ class TurbopufferAdapter:
         if node is None:
             return True
         columns = self._schema_columns(native, fields_used(node), refresh=refresh)
-        return FilterCompiler(columns).compile(node)
+        return self._compilers.get(columns, lambda: FilterCompiler(columns)).compile(node)
 
     def _filtered(self, operation: str, native: str, node: Filter | None,
                   run: Callable[[Compiled], T], empty: T) -> T:
@@ -255,10 +250,7 @@ class TurbopufferAdapter:
     # -- index lifecycle -------------------------------------------------------------
 
     def create_index(self, spec: IndexSpec) -> None:
-        if spec.metric not in _METRICS:
-            raise UnsupportedFeatureError(self.backend, f"metric {spec.metric!r}")
-        _check_backend_options(spec.backend_options.get(self.backend, {}), frozenset(),
-                               "index backend_options")
+        INDEX_OPTIONS.index(spec)
         try:
             stored_spec = json.dumps(asdict(spec), sort_keys=True)
         except (TypeError, ValueError):
@@ -372,15 +364,8 @@ class TurbopufferAdapter:
         self._learn(native, list(schema))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
-        options = request.options_for(self.backend)
-        _check_backend_options(options, _QUERY_OPTIONS, "query backend_options")
-        exact = options.get("exact", False)
-        if not isinstance(exact, bool):
-            raise ValidationError("backend_options.turbopuffer.exact must be true or false")
-        if request.sparse is not None:
-            raise UnsupportedFeatureError(self.backend, "sparse vectors")
-        if request.vector is None:
-            raise ValidationError("turbopuffer queries need a dense vector")
+        exact = QUERY_OPTIONS.query(request)["exact"]
+        assert request.vector is not None  # the facade refuses sparse-only queries
         native = self._native(index, request.namespace)
         vector = request.vector.tolist()
         attributes = _attribute_selection(request)
@@ -390,56 +375,44 @@ class TurbopufferAdapter:
             return self._ranked(native, index, request, vector, filters, attributes, exact)
 
         no_matches: list[Match] = []
-        matches = self._filtered("query", native, request.filter, run, no_matches)
-        if request.min_score is not None:
-            matches = [m for m in matches if m.score >= request.min_score]
-        return matches
+        return self._filtered("query", native, request.filter, run, no_matches)
 
     def _ranked(self, native: str, index: IndexSpec, request: QueryRequest, vector: list[float],
                 filters: Any, attributes: dict[str, Any], exact: bool) -> list[Match]:
-        top_k = request.top_k
-        limit = min(top_k + 1, MAX_LIMIT)
-        while True:
-            kwargs: dict[str, Any] = dict(attributes)
-            if filters is not None:
-                kwargs["filters"] = filters
-
-            def ranked_query(kwargs: dict[str, Any] = kwargs, limit: int = limit) -> Any:
-                return self._ns(native).query(
-                    rank_by=[VECTOR_ATTRIBUTE, "kNN" if exact else "ANN", vector], top_k=limit,
-                    consistency={"level": request.consistency}, vector_encoding="base64",
-                    **kwargs,
-                )
-
-            result = self._call("query", ranked_query)
-            rows = [codec.DecodedRow(codec.row_attributes(r)) for r in result.rows or []]
-            tied_at_cut = (
-                len(rows) == limit > top_k and rows[top_k - 1].distance == rows[-1].distance
-            )
-            if not tied_at_cut or limit >= MAX_LIMIT:
-                break
-            limit = min(limit * 2, MAX_LIMIT)
         kind: Distance = "cosine_distance" if index.metric == "cosine" else "l2_squared"
+        kwargs: dict[str, Any] = dict(attributes)
+        if filters is not None:
+            kwargs["filters"] = filters
+
+        def search(limit: int) -> list[codec.DecodedRow]:
+            result = self._call("query", lambda: self._ns(native).query(
+                rank_by=[VECTOR_ATTRIBUTE, "kNN" if exact else "ANN", vector], top_k=limit,
+                consistency={"level": request.consistency}, vector_encoding="base64",
+                **kwargs,
+            ))
+            return [codec.DecodedRow(codec.row_attributes(r)) for r in result.rows or []]
+
+        def score(row: codec.DecodedRow) -> float:
+            return score_from_distance(kind, float(row.distance or 0.0))
+
+        rows = fetch_until_settled(search, score, request.top_k, cap=MAX_LIMIT,
+                                   min_score=request.min_score)
         include = request.include
-        matches = [
+        return [
             Match(
                 id=row.id,
-                score=score_from_distance(kind, float(row.distance or 0.0)),
+                score=score(row),
                 metadata=row.metadata if include.metadata else None,
                 vector=row.vector if include.vectors else None,
                 document=row.document if include.documents else None,
             )
             for row in rows
         ]
-        matches.sort(key=lambda m: (-m.score, m.id))
-        return matches[:top_k]
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         native = self._native(index, namespace)
-        wanted = list(dict.fromkeys(ids))
         found: list[Record] = []
-        for start in range(0, len(wanted), ID_CHUNK):
-            chunk = wanted[start:start + ID_CHUNK]
+        for chunk in batches(unique(ids), ID_CHUNK):
             natives = [native_id(i) for i in chunk]
 
             def lookup(natives: list[str] = natives) -> Any:
@@ -463,9 +436,7 @@ class TurbopufferAdapter:
                filter: Filter | None) -> None:
         native = self._native(index, namespace)
         if ids is not None:
-            unique = list(dict.fromkeys(native_id(i) for i in ids))
-            for start in range(0, len(unique), ID_CHUNK):
-                chunk = unique[start:start + ID_CHUNK]
+            for chunk in batches(unique(native_id(i) for i in ids), ID_CHUNK):
 
                 def remove(chunk: list[str] = chunk) -> Any:
                     return self._ns(native).write(deletes=chunk)
@@ -517,8 +488,6 @@ class TurbopufferAdapter:
                 self.backend, "patching a record's vector",
                 "turbopuffer cannot patch vector attributes; upsert the whole record",
             )
-        if patch.sparse is not None:
-            raise UnsupportedFeatureError(self.backend, "sparse vectors")
         codec.check_value_sizes(patch.id, patch.set_metadata)
         native = self._native(index, namespace)
         row: dict[str, Any] = {"id": native_id(patch.id)}
@@ -553,7 +522,7 @@ class TurbopufferAdapter:
             bounds.append([ID_ATTRIBUTE, "Gt", cursor])
         if prefix:
             bounds.append([ID_ATTRIBUTE, "Gte", prefix])
-            upper = _prefix_successor(prefix)
+            upper = prefix_upper_bound(prefix)
             if upper is not None:
                 bounds.append([ID_ATTRIBUTE, "Lt", upper])
 
@@ -590,28 +559,3 @@ def _attribute_selection(request: QueryRequest) -> dict[str, Any]:
     if include.vectors:
         attributes.append(VECTOR_ATTRIBUTE)
     return {"include_attributes": attributes}
-
-
-def _check_backend_options(options: Any, known: frozenset[str], where: str) -> None:
-    if not isinstance(options, Mapping):
-        raise ValidationError(f"{where}: the turbopuffer section must be a dict")
-    unknown = set(options) - known
-    if unknown:
-        raise ValidationError(
-            f"{where}: unknown turbopuffer option(s) {', '.join(sorted(unknown))}; "
-            f"known: {', '.join(sorted(known)) or 'none'}"
-        )
-
-
-def _prefix_successor(prefix: str) -> str | None:
-    """The smallest string above every string starting with ``prefix`` (code point order),
-    or ``None`` when there is none."""
-    chars = list(prefix)
-    while chars:
-        last = ord(chars.pop())
-        if last < 0x10FFFF:
-            nxt = last + 1
-            if 0xD800 <= nxt <= 0xDFFF:  # surrogates are not characters
-                nxt = 0xE000
-            return "".join(chars) + chr(nxt)
-    return None

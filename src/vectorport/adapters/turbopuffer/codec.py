@@ -8,6 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from vectorport.adapterkit import (
+    DenseVector,
+    MetadataValue,
+    Record,
+    ValidationError,
+    read_only_float32,
+)
 from vectorport.adapters.turbopuffer.naming import (
     DOCUMENT_ATTRIBUTE,
     ID_ATTRIBUTE,
@@ -18,8 +25,6 @@ from vectorport.adapters.turbopuffer.naming import (
     native_id,
     parse_column,
 )
-from vectorport.core.errors import ValidationError
-from vectorport.core.types import DenseVector, MetadataValue, Record
 
 MAX_FILTERABLE_VALUE_BYTES = 4_096
 """turbopuffer indexes filterable values of at most 4 KiB (its documented limit)."""
@@ -110,11 +115,8 @@ def _metadata_value(kind: str, value: Any) -> MetadataValue:
 
 def decode_vector(value: Any) -> DenseVector:
     if isinstance(value, str):
-        array = np.frombuffer(base64.b64decode(value), dtype="<f4").astype(np.float32)
-    else:
-        array = np.asarray(value, dtype=np.float32)
-    array.setflags(write=False)
-    return array
+        return read_only_float32(np.frombuffer(base64.b64decode(value), dtype="<f4"))
+    return read_only_float32(value)
 
 
 class DecodedRow:
@@ -141,8 +143,7 @@ class DecodedRow:
     def record(self, dimension: int) -> Record:
         vector = self.vector
         if vector is None:
-            vector = np.zeros(dimension, dtype=np.float32)
-            vector.setflags(write=False)
+            vector = read_only_float32(np.zeros(dimension))
         return Record(id=self.id, vector=vector, metadata=self.metadata,
                       document=self.document)
 

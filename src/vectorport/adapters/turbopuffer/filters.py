@@ -29,8 +29,9 @@ import math
 from collections.abc import Collection, Iterable
 from typing import Any, TypeAlias
 
+from vectorport import adapterkit as kit
+from vectorport.adapterkit import And, Condition, Filter, Nor, Or, Scalar
 from vectorport.adapters.turbopuffer.naming import column
-from vectorport.core.filters.ast import And, Condition, Filter, Nor, Or, Scalar
 from vectorport.core.validation import INT64_MAX, INT64_MIN
 
 NativeFilter: TypeAlias = list[Any]
@@ -95,10 +96,12 @@ def _float_bound(op: str, value: int) -> tuple[str, float]:
     return "Lte", lower
 
 
-class FilterCompiler:
-    """Compiles ASTs for one namespace, knowing which columns its schema has."""
+class FilterCompiler(kit.FilterCompiler[Compiled]):
+    """Compiles ASTs for one namespace, knowing which columns its schema has; memoised
+    per instance (the adapter keeps one instance per column set)."""
 
     def __init__(self, columns: Collection[str]) -> None:
+        super().__init__()
         self.columns = columns
 
     def has(self, kind: str, field: str) -> str | None:
@@ -106,17 +109,18 @@ class FilterCompiler:
         return name if name in self.columns else None
 
     def compile(self, node: Filter | None) -> Compiled:
-        if node is None:
-            return True
+        return True if node is None else super().compile(node)
+
+    def build(self, node: Filter) -> Compiled:
         if isinstance(node, Condition):
             return self.condition(node)
         if isinstance(node, And):
-            return conjunction(self.compile(c) for c in node.children)
+            return conjunction(self.build(c) for c in node.children)
         if isinstance(node, Or):
-            return disjunction(self.compile(c) for c in node.children)
+            return disjunction(self.build(c) for c in node.children)
         if isinstance(node, Nor):
-            return negation(disjunction(self.compile(c) for c in node.children))
-        return negation(self.compile(node.child))
+            return negation(disjunction(self.build(c) for c in node.children))
+        return negation(self.build(node.child))
 
     # -- conditions ---------------------------------------------------------------
 

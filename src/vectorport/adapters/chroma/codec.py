@@ -1,4 +1,6 @@
-"""Record metadata as Chroma stores it: the user's keys plus three reserved lists.
+"""Records as Chroma stores them, and Chroma answers as matches and records.
+
+**Metadata.** Record metadata as Chroma stores it: the user's keys plus three reserved lists.
 
 Chroma keeps ``str``, ``int``, ``float``, ``bool`` and lists (of one kind) exactly,
 ints as int64, so user metadata goes in unchanged (list values as lists) and comes back
@@ -18,14 +20,26 @@ spell because of the ``:``, give the filter compiler what Chroma's ``where`` lac
 
 A list is stored only when non-empty (Chroma refuses empty lists). Reserved keys are
 removed from everything read back.
+
+**Scores** from Chroma's distances: ``cosine`` → ``1 - d``; ``l2`` (Chroma reports the
+*squared* distance) → ``1 / (1 + sqrt(d))``; ``ip`` (``d = 1 - q·x``) → ``1 - d``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from vectorport.core.types import MetadataValue
+from vectorport.adapterkit import (
+    Match,
+    MetadataValue,
+    Metric,
+    QueryRequest,
+    Record,
+    read_only_float32,
+    score_from_distance,
+)
 
 RESERVED_PREFIX = "vectorport:"
 KEYS_FIELD = "vectorport:keys"
@@ -84,12 +98,75 @@ def replacing(new: ChromaMetadata, old: Mapping[str, Any] | None) -> ChromaMetad
     return out or None
 
 
+def chroma_score(metric: Metric, distance: float) -> float:
+    """The CONTRACT §3 score of a Chroma distance in the index's space."""
+    if metric == "euclidean":
+        return score_from_distance("l2_squared", distance)
+    return 1.0 - distance  # cosine: d = 1 - cos(q, x); ip: d = 1 - q·x
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRow:
+    """One query's neighbours in a Chroma answer (parts not asked for are ``None``)."""
+
+    ids: list[str]
+    distances: list[float]
+    metadatas: list[Any] | None
+    documents: list[Any] | None
+    embeddings: Any | None
+
+    @classmethod
+    def of(cls, result: Any, row: int) -> QueryRow:
+        def part(key: str) -> Any:
+            value = result.get(key)
+            return None if value is None else value[row]
+
+        return cls(result["ids"][row], [float(d) for d in part("distances") or []],
+                   part("metadatas"), part("documents"), part("embeddings"))
+
+    def scores(self, metric: Metric) -> list[float]:
+        return [chroma_score(metric, d) for d in self.distances]
+
+    def match(self, i: int, score: float, request: QueryRequest) -> Match:
+        include = request.include
+        metadata = None
+        if include.metadata:
+            metadata = decode_metadata(self.metadatas[i] if self.metadatas is not None else None)
+        vector = None
+        if include.vectors and self.embeddings is not None:
+            vector = read_only_float32(self.embeddings[i])
+        document = None
+        if include.documents and self.documents is not None:
+            document = self.documents[i]
+        return Match(id=self.ids[i], score=score, metadata=metadata, vector=vector,
+                     document=document)
+
+
+def records_of(result: Any) -> list[Record]:
+    """The records of a Chroma ``get`` that included embeddings, metadatas and documents."""
+    embeddings = result["embeddings"]
+    metadatas = result.get("metadatas")
+    documents = result.get("documents")
+    return [
+        Record(
+            id=rid,
+            vector=read_only_float32(embeddings[i]),
+            metadata=decode_metadata(metadatas[i] if metadatas is not None else None),
+            document=documents[i] if documents is not None else None,
+        )
+        for i, rid in enumerate(result["ids"])
+    ]
+
+
 __all__ = [
     "FLOATS_FIELD",
     "INTS_FIELD",
     "KEYS_FIELD",
     "RESERVED_PREFIX",
+    "QueryRow",
+    "chroma_score",
     "decode_metadata",
     "encode_metadata",
+    "records_of",
     "replacing",
 ]

@@ -11,6 +11,7 @@ becomes the wire bytes with one ``astype('>f4')``, and a loaded vector is one
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,14 +19,31 @@ from pgvector.psycopg import register_vector, register_vector_async
 from psycopg import AsyncConnection, Connection
 from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
+from psycopg.types.json import Jsonb
 
-from vectorport.core.types import SparseVector
+from vectorport.adapterkit import (
+    Match,
+    QueryRequest,
+    Record,
+    SparseVector,
+    UnsupportedFeatureError,
+    ValidationError,
+    read_only_float32,
+)
+from vectorport.adapters.pgvector.jsonb import (
+    check_metadata,
+    check_text,
+    decode_metadata,
+    encode_metadata,
+)
+from vectorport.adapters.pgvector.options import BACKEND, IndexLayout
 
 SPARSE_DIMENSIONS = 1_000_000_000
 """pgvector's largest ``sparsevec`` dimension: every stored and query sparse vector uses
 it, so any two can be multiplied; an index must be below it."""
 SPARSE_MAX_NONZERO = 16_000
 HALFVEC_MAX = 65504.0
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _VECTOR_HEADER = struct.Struct(">HH")
 _SPARSE_HEADER = struct.Struct(">iii")
@@ -63,24 +81,18 @@ class _SparseDumper(Dumper):
         )
 
 
-def _readonly(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    out = array.astype(np.float32)
-    out.setflags(write=False)
-    return out
-
-
 class _VectorLoader(Loader):
     format = Format.BINARY
 
     def load(self, data: Any) -> np.ndarray[Any, Any]:
-        return _readonly(np.frombuffer(data, dtype=">f4", offset=4))
+        return read_only_float32(np.frombuffer(data, dtype=">f4", offset=4))
 
 
 class _HalfvecLoader(Loader):
     format = Format.BINARY
 
     def load(self, data: Any) -> np.ndarray[Any, Any]:
-        return _readonly(np.frombuffer(data, dtype=">f2", offset=4))
+        return read_only_float32(np.frombuffer(data, dtype=">f2", offset=4))
 
 
 class _SparseLoader(Loader):
@@ -116,3 +128,77 @@ def register_codecs(conn: Connection[Any]) -> None:
 async def register_codecs_async(conn: AsyncConnection[Any]) -> None:
     await register_vector_async(conn)
     _register_codecs(conn)
+
+
+# -- rows in and out -------------------------------------------------------------------
+
+
+def stage_rows(records: Sequence[Record]) -> Iterator[tuple[object, ...]]:
+    for rec in records:
+        yield (
+            rec.id,
+            rec.vector,
+            rec.sparse,
+            Jsonb(rec.metadata, dumps=encode_metadata),
+            rec.document,
+        )
+
+
+def match_of(row: Mapping[str, Any]) -> Match:
+    metadata = row.get("metadata")
+    return Match(
+        id=row["id"],
+        score=float(row["score"]),
+        metadata=decode_metadata(metadata) if metadata is not None else None,
+        vector=row.get("embedding"),
+        sparse=row.get("sparse"),
+        document=row.get("document"),
+    )
+
+
+def record_of(row: Mapping[str, Any]) -> Record:
+    return Record(
+        id=row["id"],
+        vector=row["embedding"],
+        metadata=decode_metadata(row["metadata"]),
+        sparse=row["sparse"],
+        document=row["document"],
+    )
+
+
+# -- checks before any I/O -------------------------------------------------------------
+
+
+def check_vector(layout: IndexLayout, vector: np.ndarray[Any, Any]) -> None:
+    if layout.vector_type == "halfvec" and vector.size and float(np.abs(vector).max()) > HALFVEC_MAX:
+        raise ValidationError(
+            f"a value beyond ±{HALFVEC_MAX} does not fit the index's halfvec (float16) type"
+        )
+
+
+def check_sparse(sparse: SparseVector) -> None:
+    if len(sparse.indices) > SPARSE_MAX_NONZERO:
+        raise UnsupportedFeatureError(
+            BACKEND, f"sparse vectors with more than {SPARSE_MAX_NONZERO} entries"
+        )
+    if sparse.indices and sparse.indices[-1] >= SPARSE_DIMENSIONS:
+        raise UnsupportedFeatureError(BACKEND, f"sparse indices of {SPARSE_DIMENSIONS} or more")
+    if any(abs(v) > _FLOAT32_MAX for v in sparse.values):
+        raise ValidationError("a sparse value is beyond the float32 range")
+
+
+def check_records(layout: IndexLayout, records: Sequence[Record]) -> None:
+    for rec in records:
+        check_metadata(rec.metadata, "metadata strings")
+        if rec.document is not None:
+            check_text(rec.document, "documents")
+        if rec.sparse is not None:
+            check_sparse(rec.sparse)
+        check_vector(layout, rec.vector)
+
+
+def check_query(layout: IndexLayout, request: QueryRequest) -> None:
+    if request.vector is not None:
+        check_vector(layout, request.vector)
+    if request.sparse is not None:
+        check_sparse(request.sparse)

@@ -1,0 +1,173 @@
+"""The adapter kit: what an adapter author imports, inside vectorport or outside it.
+
+An adapter is a class implementing :class:`Adapter` (see its docstrings for the
+contract between facade and adapter). Everything an adapter needs is re-exported here,
+so third-party adapters import only ``vectorport`` and ``vectorport.adapterkit`` and
+never reach into ``vectorport.core``, whose layout may change.
+
+The helpers each solve one sub-problem that every adapter meets, once:
+
+- :mod:`.ranking`: candidates complete under ties at the ``top_k`` cut, widening the
+  engine search until settled (:func:`fetch_until_settled`);
+- :mod:`.batching`: requests cut by count and by cost (:func:`batches`), repeated ids
+  dropped (:func:`unique`);
+- :mod:`.options`: declared URL, index and query options (:class:`OptionSpec`),
+  checked once before any I/O with one error wording;
+- :mod:`.errors`: SDK exceptions to vectorport errors (:class:`ErrorTranslator`), with
+  :class:`RetryPolicy` for calls safe to repeat;
+- :mod:`.filters`: a memoising base for filter compilers (:class:`FilterCompiler`);
+- :mod:`.wire`: prefix ranges (:func:`prefix_upper_bound`) and read-only float32
+  vectors (:func:`read_only_float32`).
+"""
+
+from vectorport.adapterkit.batching import batches, unique, url_cost
+from vectorport.adapterkit.errors import TRANSIENT_BUILTINS, ErrorKind, ErrorTranslator
+from vectorport.adapterkit.filters import FilterCompiler, Memo
+from vectorport.adapterkit.options import Option, OptionSpec, matching, within
+from vectorport.adapterkit.ranking import (
+    complete_at_cut,
+    fetch_many_until_settled,
+    fetch_until_settled,
+    first_ask,
+)
+from vectorport.adapterkit.wire import prefix_upper_bound, read_only_float32
+from vectorport.core.adapter import (
+    Adapter,
+    BatchQueryAdapter,
+    IdListingAdapter,
+    NativeAsyncAdapter,
+    PatchableAdapter,
+    ScanningAdapter,
+)
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+from vectorport.core.config import ConnectionURL, Secret
+from vectorport.core.errors import (
+    BackendError,
+    ConfigError,
+    ConsistencyTimeoutError,
+    DimensionMismatchError,
+    FilterError,
+    IndexExistsError,
+    IndexNotFoundError,
+    TransientBackendError,
+    UnsupportedFeatureError,
+    ValidationError,
+    VectorportError,
+)
+from vectorport.core.filters.ast import (
+    FIELD_OPERATORS,
+    LIST_OPERATORS,
+    LOGICAL_OPERATORS,
+    RANGE_OPERATORS,
+    And,
+    Condition,
+    Filter,
+    Nor,
+    Not,
+    Or,
+    Scalar,
+    fields_used,
+    operators_used,
+    walk,
+)
+from vectorport.core.filters.nnf import to_nnf
+from vectorport.core.filters.oracle import matches
+from vectorport.core.retry import RetryPolicy
+from vectorport.core.scoring import Distance, score_from_distance, sort_matches, sparse_dot
+from vectorport.core.types import (
+    METRICS,
+    DenseMatrix,
+    DenseVector,
+    IdPage,
+    Include,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    Metadata,
+    MetadataValue,
+    Metric,
+    QueryRequest,
+    Record,
+    RecordPage,
+    RecordPatch,
+    SparseVector,
+)
+
+__all__ = [
+    "ALL_FILTER_OPERATORS",
+    "FIELD_OPERATORS",
+    "LIST_OPERATORS",
+    "LOGICAL_OPERATORS",
+    "METRICS",
+    "RANGE_OPERATORS",
+    "TRANSIENT_BUILTINS",
+    "Adapter",
+    "And",
+    "BackendError",
+    "BatchQueryAdapter",
+    "Capabilities",
+    "Condition",
+    "ConfigError",
+    "ConnectionURL",
+    "ConsistencyTimeoutError",
+    "DenseMatrix",
+    "DenseVector",
+    "DimensionMismatchError",
+    "Distance",
+    "ErrorKind",
+    "ErrorTranslator",
+    "Filter",
+    "FilterCompiler",
+    "FilterError",
+    "IdListingAdapter",
+    "IdPage",
+    "Include",
+    "IndexExistsError",
+    "IndexInfo",
+    "IndexNotFoundError",
+    "IndexSpec",
+    "Match",
+    "Memo",
+    "Metadata",
+    "MetadataValue",
+    "Metric",
+    "NativeAsyncAdapter",
+    "Nor",
+    "Not",
+    "Option",
+    "OptionSpec",
+    "Or",
+    "PatchableAdapter",
+    "QueryRequest",
+    "Record",
+    "RecordPage",
+    "RecordPatch",
+    "RetryPolicy",
+    "Scalar",
+    "ScanningAdapter",
+    "Secret",
+    "SparseVector",
+    "TransientBackendError",
+    "UnsupportedFeatureError",
+    "ValidationError",
+    "VectorportError",
+    "batches",
+    "complete_at_cut",
+    "fetch_many_until_settled",
+    "fetch_until_settled",
+    "fields_used",
+    "first_ask",
+    "matches",
+    "matching",
+    "operators_used",
+    "prefix_upper_bound",
+    "read_only_float32",
+    "score_from_distance",
+    "sort_matches",
+    "sparse_dot",
+    "to_nnf",
+    "unique",
+    "url_cost",
+    "walk",
+    "within",
+]

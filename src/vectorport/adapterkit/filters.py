@@ -1,0 +1,83 @@
+"""A base for filter compilers: AST in, native filter out, memoised.
+
+Apps and agents send the same few filters again and again, and composing a native
+filter (SQL, an expression string, a filter object) costs far more than a dict lookup.
+The AST is immutable, so a compiled filter can be kept, provided the compiled form is
+immutable too or never changed by its users.
+
+The memo key is ``repr(node)``, not the node: nodes compare ``1 == 1.0`` equal (one
+filter by value), yet a compiler may bind the literal the caller wrote. A compiler
+whose output depends on more than the node (an engine line, a namespace's columns)
+keeps one instance per such context, or passes the context to :meth:`compile`.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import ClassVar, Generic, TypeVar
+
+from vectorport.core.filters.ast import Filter
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+class Memo(Generic[K, V]):
+    """A thread-safe least-recently-used map of computed values."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K, compute: Callable[[], V]) -> V:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = compute()  # outside the lock: compilers may be slow, results are equal
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class FilterCompiler(ABC, Generic[T]):
+    """Subclasses implement :meth:`build`; :meth:`compile` memoises it.
+
+    ``build`` raises :class:`UnsupportedFeatureError` for what the engine cannot express
+    exactly (never dropping a clause), before any I/O.
+    """
+
+    cache_size: ClassVar[int] = 512
+
+    cache_clear: Callable[[], None]
+    """Forget every compiled filter (benchmarks measure cold compiles with it). Set per
+    instance, so that only compilers, not their classes, look like caches."""
+
+    def __init__(self) -> None:
+        self._memo: Memo[str, T] = Memo(self.cache_size)
+        self.cache_clear = self._memo.clear
+
+    def compile(self, node: Filter) -> T:
+        return self._memo.get(repr(node), lambda: self.build(node))
+
+    @abstractmethod
+    def build(self, node: Filter) -> T:
+        """The native filter for ``node``, not memoised."""
+
+
+__all__ = ["FilterCompiler", "Memo"]

@@ -1,0 +1,104 @@
+"""The native Milvus searches behind the exact ranking of :mod:`.ranking`.
+
+:class:`Candidates` is the :class:`~.ranking.CandidateSource` of one query: dense and
+sparse ANN searches, ordered scalar queries and a full scan, all within the query's
+namespace and filter, asking for the fields the ranking and the answer need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from vectorport.adapterkit import IndexSpec, QueryRequest
+from vectorport.adapters.milvus import layout
+from vectorport.adapters.milvus.collection import MILVUS_METRICS
+from vectorport.adapters.milvus.errors import translated
+from vectorport.adapters.milvus.filters import pk_not_in
+from vectorport.adapters.milvus.ranking import Row
+
+if TYPE_CHECKING:
+    from vectorport.adapters.milvus.adapter import MilvusAdapter
+
+CONSISTENCY = {"strong": "Strong", "eventual": "Eventually"}
+SCAN_BATCH = 4_096
+
+
+class Candidates:
+    """The :class:`~.ranking.CandidateSource` of one query: native searches and ordered
+    queries, all within the query's namespace and filter."""
+
+    def __init__(self, adapter: MilvusAdapter, index: IndexSpec, request: QueryRequest,
+                 expression: str, fields: list[str]) -> None:
+        self.adapter = adapter
+        self.index = index
+        self.request = request
+        self.expression = expression
+        self.fields = fields
+        self.consistency = CONSISTENCY[request.consistency]
+
+    def _search_params(self, depth: int) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        spec, request = self.index, self.request
+        if spec.index_type == "hnsw":
+            # Milvus wants ef >= limit; the caller's ef widens the search further.
+            params["ef"] = max(depth, request.ef or 0)
+        elif spec.index_type == "ivf" and request.probes is not None:
+            params["nprobe"] = min(request.probes, spec.index_params.get("lists", 128))
+        return {"metric_type": MILVUS_METRICS[spec.metric], "params": params}
+
+    def _search(self, data: Any, field: str, depth: int, search_params: dict[str, Any]) -> list[Row]:
+        client = self.adapter._client
+        result = self.adapter._call(
+            "search", self.index.name, client.search, data=[data], anns_field=field,
+            limit=depth, filter=self.expression, output_fields=self.fields,
+            search_params=search_params, consistency_level=self.consistency,
+        )
+        rows: list[Row] = []
+        for hit in result[0] if result else ():
+            entity = dict(hit.get("entity") or {})
+            entity[layout.PK] = hit.get(layout.PK, entity.get(layout.PK))
+            rows.append(entity)
+        return rows
+
+    def dense(self, limit: int) -> Sequence[Row]:
+        assert self.request.vector is not None
+        return self._search(self.request.vector.tolist(), layout.VECTOR, limit,
+                            self._search_params(limit))
+
+    def sparse(self, query: Mapping[int, float], field: str, limit: int) -> Sequence[Row]:
+        params = {"metric_type": "IP", "params": {"drop_ratio_search": 0.0}}
+        return self._search(dict(query), field, limit, params)
+
+    def in_id_order(self, exclude: Sequence[str], limit: int) -> Sequence[Row]:
+        expression = self.expression
+        if exclude:
+            negation = self.adapter.engine.negation
+            expression = f"{expression} and {pk_not_in(list(exclude), negation=negation)}"
+        return self.adapter._ordered(self.index, expression, self.fields, limit,
+                                     self.consistency)
+
+    def scan(self) -> Iterable[Row]:
+        return _scan(self.adapter, self.index.name, self.expression, self.fields,
+                     self.consistency)
+
+
+def _scan(adapter: MilvusAdapter, collection: str, expression: str, fields: list[str],
+          consistency: str) -> Iterator[Row]:
+    with translated("query_iterator", collection):
+        iterator = adapter._client.query_iterator(
+            collection, batch_size=SCAN_BATCH, filter=expression, output_fields=fields,
+            consistency_level=consistency,
+        )
+        try:
+            while True:
+                page = iterator.next()
+                if not page:
+                    return
+                yield from page
+        finally:
+            iterator.close()
+
+
+
+__all__ = ["CONSISTENCY", "Candidates"]

@@ -1,0 +1,335 @@
+"""The adapter kit's helpers, on their own (the adapters' suites exercise them on engines)."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import numpy as np
+import pytest
+
+import vectorport.adapterkit as kit
+from vectorport.adapterkit import (
+    ConfigError,
+    ErrorKind,
+    ErrorTranslator,
+    FilterCompiler,
+    IndexExistsError,
+    IndexNotFoundError,
+    Option,
+    OptionSpec,
+    RetryPolicy,
+    TransientBackendError,
+    ValidationError,
+    batches,
+    complete_at_cut,
+    fetch_many_until_settled,
+    fetch_until_settled,
+    prefix_upper_bound,
+    read_only_float32,
+    unique,
+    url_cost,
+)
+from vectorport.core.config import parse_url
+from vectorport.core.filters.parse import parse_filter
+
+# -- ranking --------------------------------------------------------------------------
+
+
+def _engine(scores: dict[str, float], seed: int):  # type: ignore[no-untyped-def]
+    """An engine that ranks by score and breaks ties in a random order of its own."""
+    rng = random.Random(seed)
+    order = list(scores)
+    rng.shuffle(order)
+    ranked = sorted(order, key=lambda i: -scores[i])  # stable: ties keep the shuffle
+    calls: list[int] = []
+
+    def search(depth: int) -> list[str]:
+        calls.append(depth)
+        return ranked[:depth]
+
+    return search, calls
+
+
+def _contract_top(scores: dict[str, float], top_k: int) -> list[str]:
+    return sorted(scores, key=lambda i: (-scores[i], i))[:top_k]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_candidates_hold_the_contract_top_k_under_ties(seed: int) -> None:
+    rng = random.Random(seed)
+    scores = {f"id{n:03d}": float(rng.choice([0.1, 0.5, 0.5, 0.5, 0.9])) for n in range(60)}
+    top_k = rng.randint(1, 20)
+    search, calls = _engine(scores, seed)
+    found = fetch_until_settled(search, scores.__getitem__, top_k, cap=10_000)
+    # the facade orders and cuts: what it would return is the contract's answer
+    assert sorted(found, key=lambda i: (-scores[i], i))[:top_k] == _contract_top(scores, top_k)
+    assert calls[0] == top_k + 1
+
+
+def test_no_tie_means_one_search() -> None:
+    scores = {f"r{n}": float(n) for n in range(50)}
+    search, calls = _engine(scores, 1)
+    fetch_until_settled(search, scores.__getitem__, 5, cap=10_000)
+    assert calls == [6]
+
+
+def test_the_cap_bounds_the_widening() -> None:
+    scores = dict.fromkeys((f"r{n}" for n in range(100)), 1.0)
+    search, calls = _engine(scores, 2)
+    found = fetch_until_settled(search, scores.__getitem__, 3, cap=20)
+    assert calls == [4, 8, 16, 20] and len(found) == 20
+
+
+def test_min_score_stops_early() -> None:
+    scores = dict.fromkeys((f"r{n}" for n in range(100)), 0.2)
+    search, calls = _engine(scores, 3)
+    fetch_until_settled(search, scores.__getitem__, 3, cap=10_000, min_score=0.5)
+    assert calls == [4]
+
+
+def test_many_queries_widen_only_the_unsettled() -> None:
+    tied = dict.fromkeys((f"t{n}" for n in range(30)), 1.0)
+    distinct = {f"d{n}": float(n) for n in range(30)}
+    engines = [_engine(tied, 4)[0], _engine(distinct, 5)[0]]
+    asked: list[tuple[tuple[int, ...], int]] = []
+
+    def search(positions, depth):  # type: ignore[no-untyped-def]
+        asked.append((tuple(positions), depth))
+        return [engines[p](depth) for p in positions]
+
+    score = {**tied, **distinct}.__getitem__
+    answers = fetch_many_until_settled(2, search, score, 2, cap=10_000)
+    assert asked == [((0, 1), 3), ((0,), 6), ((0,), 12), ((0,), 24), ((0,), 48)]
+    assert len(answers[0]) == 30 and len(answers[1]) == 3
+
+
+def test_complete_at_cut_rules() -> None:
+    assert complete_at_cut([0.5, 0.4], 1, unseen_bound=0.4)
+    assert not complete_at_cut([0.5, 0.5], 1, unseen_bound=0.5)
+    assert complete_at_cut([], 3, unseen_bound=None)
+    assert not complete_at_cut([0.9], 2, unseen_bound=0.1)
+    assert complete_at_cut([0.9], 2, unseen_bound=0.1, min_score=0.2)
+
+
+# -- batching ---------------------------------------------------------------------------
+
+
+def test_batches_by_count_and_cost() -> None:
+    items = list(range(10))
+    assert list(batches(items, 4)) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    by_cost = list(batches(items, 100, cost=lambda i: i, max_cost=10))
+    assert by_cost == [[0, 1, 2, 3, 4], [5], [6], [7], [8], [9]]
+    assert all(sum(b) <= 10 or len(b) == 1 for b in by_cost)
+    assert list(batches([50], 3, cost=lambda i: i, max_cost=10)) == [[50]]  # alone
+    assert list(batches([], 3)) == []
+    with pytest.raises(ValueError):
+        list(batches(items, 0))
+
+
+def test_unique_and_url_cost() -> None:
+    assert unique(["b", "a", "b", "c", "a"]) == ["b", "a", "c"]
+    assert url_cost("a b/é") == len("a%20b%2F%C3%A9") + 5
+
+
+# -- wire -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", ["abc", "a\U0010ffff", "\ud7ff", "z", "é", "x\U0010ffff\U0010ffff"])
+def test_prefix_upper_bound_is_the_least_string_above_the_prefix_range(prefix: str) -> None:
+    upper = prefix_upper_bound(prefix)
+    assert upper is not None
+    for inside in (prefix, prefix + "\U0010ffff" * 3, prefix + "\x00"):
+        assert inside < upper
+    assert not upper.startswith(prefix)
+    assert all(not 0xD800 <= ord(c) <= 0xDFFF for c in upper)
+
+
+def test_prefix_upper_bound_without_one() -> None:
+    assert prefix_upper_bound("") is None
+    assert prefix_upper_bound("\U0010ffff\U0010ffff") is None
+
+
+def test_read_only_float32() -> None:
+    vector = read_only_float32([1, 2.5])
+    assert vector.dtype == np.float32 and not vector.flags.writeable
+    assert vector.tolist() == [1.0, 2.5]
+
+
+# -- options ----------------------------------------------------------------------------
+
+QUERY = OptionSpec("demo", "query", (
+    Option("exact", "bool", default=False),
+    Option("mode", choices=("fast", "slow")),
+    Option("tags", "str_map", check=lambda t: "may not name 'x'" if "x" in t else None),
+))
+URL = OptionSpec("demo", "URL", (
+    Option("api_key", "credential"), Option("timeout", "seconds", default=60.0),
+    Option("retries", "int", default=0), Option("verbose", "bool"),
+))
+
+
+def test_query_options_checked_and_defaulted() -> None:
+    assert QUERY.parse({}) == {"exact": False}
+    assert QUERY.parse({"mode": "fast", "tags": {"a": "b"}}) == {
+        "exact": False, "mode": "fast", "tags": {"a": "b"}}
+    with pytest.raises(ValidationError, match=r"demo query options: unknown option\(s\) nope; "
+                       r"known: exact, mode, tags"):
+        QUERY.parse({"nope": 1})
+    with pytest.raises(ValidationError, match="exact must be true or false, got 1"):
+        QUERY.parse({"exact": 1})
+    with pytest.raises(ValidationError, match="mode must be one of 'fast', 'slow'"):
+        QUERY.parse({"mode": "medium"})
+    with pytest.raises(ValidationError, match="tags may not name 'x'"):
+        QUERY.parse({"tags": {"x": "y"}})
+    with pytest.raises(ValidationError, match="must be a dict"):
+        QUERY.parse([])  # type: ignore[arg-type]
+
+
+def test_url_options_convert_text_and_never_show_credentials() -> None:
+    url = parse_url("demo://?api_key=hunter2&timeout=2.5&retries=3&verbose=yes")
+    assert URL.url(url) == {"timeout": 2.5, "retries": 3, "verbose": True}
+    assert URL.url(parse_url("demo://?api_key_env=HOME")) == {"timeout": 60.0, "retries": 0}
+    for bad, message in (("timeout=0", "positive number of seconds"),
+                         ("timeout=soon", "must be a number"),
+                         ("retries=1.5", "must be an integer"),
+                         ("verbose=maybe", "true or false"),
+                         ("other=1", r"unknown option\(s\) other")):
+        with pytest.raises(ConfigError, match=message) as raised:
+            URL.url(parse_url(f"demo://?api_key=hunter2&{bad}"))
+        assert "hunter2" not in str(raised.value)
+
+
+def test_connection_url_seconds() -> None:
+    url = parse_url("x://?t=1.5&z=0&n=nan")
+    assert url.seconds_option("t", 9.0) == 1.5
+    assert url.seconds_option("missing", 9.0) == 9.0
+    with pytest.raises(ConfigError):
+        url.seconds_option("z", 1.0)
+    with pytest.raises(ConfigError):
+        url.float_option("n", 1.0)
+
+
+# -- errors -----------------------------------------------------------------------------
+
+
+class _SdkError(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+        super().__init__(f"HTTP {status}")
+
+
+def _classify(exc: BaseException) -> ErrorKind:
+    status = getattr(exc, "status", 0)
+    return {404: ErrorKind.NOT_FOUND, 409: ErrorKind.CONFLICT, 503: ErrorKind.TRANSIENT}.get(
+        status, ErrorKind.OTHER)
+
+
+TRANSLATOR = ErrorTranslator("demo", _classify)
+
+
+def test_error_translation() -> None:
+    with pytest.raises(IndexNotFoundError):
+        TRANSLATOR.call("describe", lambda: (_ for _ in ()).throw(_SdkError(404)), index="i")
+    with pytest.raises(IndexExistsError):
+        TRANSLATOR.call("create", lambda: (_ for _ in ()).throw(_SdkError(409)), index="i")
+    with pytest.raises(TransientBackendError, match="demo query failed: _SdkError: HTTP 503") as t:
+        TRANSLATOR.call("query", lambda: (_ for _ in ()).throw(_SdkError(503)))
+    assert isinstance(t.value.__cause__, _SdkError)
+    other = TRANSLATOR.error(_SdkError(400), "query", index="i")
+    assert type(other) is kit.BackendError
+    assert type(TRANSLATOR.error(ConnectionResetError(), "x")) is TransientBackendError
+    kept = ValidationError("mine")
+    assert TRANSLATOR.error(kept, "x") is kept
+
+
+def test_translated_calls_retry_transient_failures_only() -> None:
+    attempts: list[int] = []
+
+    def flaky() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise _SdkError(503)
+        return "ok"
+
+    fast = RetryPolicy(attempts=5, base_seconds=0.0, cap_seconds=0.0)
+    assert TRANSLATOR.call("query", flaky, retry=fast) == "ok" and len(attempts) == 3
+    attempts.clear()
+    with pytest.raises(kit.BackendError):
+        TRANSLATOR.call("query", lambda: (attempts.append(1), (_ for _ in ()).throw(
+            _SdkError(400)))[1], retry=fast)
+    assert len(attempts) == 1
+
+
+# -- filters ----------------------------------------------------------------------------
+
+
+class _Counting(FilterCompiler[str]):
+    cache_size = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.built = 0
+        self.lock = threading.Lock()
+
+    def build(self, node: kit.Filter) -> str:
+        with self.lock:
+            self.built += 1
+        return repr(node)
+
+
+def test_filter_compiler_memoises_by_literal() -> None:
+    compiler = _Counting()
+    a, b, c = (parse_filter({"n": v}) for v in (1, 1.0, True))
+    assert a == b  # one filter by value, but compiled apart: the literal differs
+    for node in (a, a, b, b, a):
+        compiler.compile(node)
+    assert compiler.built == 2
+    compiler.compile(c)  # evicts the least recently used (b)
+    compiler.compile(b)
+    assert compiler.built == 4
+
+
+def test_kit_reexports_what_adapters_need() -> None:
+    for name in ("Adapter", "Capabilities", "IndexSpec", "QueryRequest", "Match", "Record",
+                 "Condition", "And", "Or", "Not", "Nor", "UnsupportedFeatureError",
+                 "ConnectionURL", "score_from_distance"):
+        assert hasattr(kit, name), name
+
+
+def test_number_and_string_checks() -> None:
+    import re
+
+    spec = OptionSpec("demo", "index", (
+        Option("n", "int", check=kit.within(1, 10)),
+        Option("s", check=kit.matching(re.compile(r"[a-z]+"), "must be lower-case letters")),
+    ))
+    assert spec.parse({"n": 10, "s": "abc"}) == {"n": 10, "s": "abc"}
+    with pytest.raises(ValidationError, match=r"n must be in \[1, 10\], got 11"):
+        spec.parse({"n": 11})
+    with pytest.raises(ValidationError, match="s must be lower-case letters"):
+        spec.parse({"s": "ABC"})
+
+
+# -- on a real engine ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("top_k", [1, 4, 9])
+def test_ties_at_the_cut_on_chroma_match_the_reference(top_k: int) -> None:
+    """Chroma returns equal distances in no set order; through the kit's widening the
+    facade's answer is the reference adapter's (the oracle), ids in order."""
+    pytest.importorskip("chromadb")
+    import vectorport
+
+    rng = random.Random(top_k)
+    records = [(f"r{n:02d}", [1.0, 0.0, 0.0] if n % 3 else [0.0, 1.0, 0.0], {"n": n})
+               for n in rng.sample(range(40), 40)]
+    answers = []
+    for url in ("memory://", "chroma+memory://"):
+        with vectorport.connect(url) as store:
+            index = store.create_index("ties", 3)
+            index.upsert(records)
+            answers.append([(m.id, round(m.score, 6)) for m in index.query(
+                [1.0, 0.0, 0.0], top_k=top_k, filter={"n": {"$gte": 2}})])
+    assert answers[0] == answers[1]
+    assert len(answers[0]) == top_k
