@@ -231,3 +231,16 @@ def test_cli_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path,
     assert "12 records in 3 namespace(s)" in out
     with vectorport.connect(f"local://{tmp_path}/b.db") as b:
         assert b.list_indexes() == []
+
+
+async def test_async_scan_gives_the_same_pages(tmp_path: Path) -> None:
+    with vectorport.connect(f"local://{tmp_path}/a.db") as store:
+        index, written = fill(store, "async_scan", count=25)
+        handle = vectorport.AsyncIndex(index)
+        pages = [page async for page in handle.scan("tenant-a", page_size=10)]
+        assert [len(p.records) for p in pages] == [10, 10, 5]
+        resumed = [r.id async for r in handle.iter_records("tenant-a")]
+        assert sorted(resumed) == sorted(r["id"] for r in written["tenant-a"])
+        rest = [r.id for p in [p async for p in handle.scan(
+            "tenant-a", page_size=10, cursor=pages[0].next_cursor)] for r in p.records]
+        assert sorted(rest) == sorted(r.id for p in pages[1:] for r in p.records)

@@ -34,7 +34,15 @@ from vectorport.core.plugin import Registry
 from vectorport.core.requests import QueryKwargs, RawFilter
 from vectorport.core.retry import RetryPolicy
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
-from vectorport.core.types import IdPage, IndexInfo, IndexSpec, Match, MetadataValue, Record
+from vectorport.core.types import (
+    IdPage,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    MetadataValue,
+    Record,
+    RecordPage,
+)
 
 T = TypeVar("T")
 
@@ -266,6 +274,27 @@ class AsyncIndex:
 
     async def describe(self) -> IndexInfo:
         return await asyncio.to_thread(self.sync.describe)
+
+    async def scan(
+        self,
+        namespace: str = "",
+        *,
+        filter: RawFilter = None,
+        page_size: int = 500,
+        cursor: str | None = None,
+    ) -> AsyncIterator[RecordPage]:
+        """:meth:`Index.scan` (``async for page in index.scan(...)``): the same pages and
+        cursors, each page read in a worker thread."""
+        pages = self.sync.scan(namespace, filter=filter, page_size=page_size, cursor=cursor)
+        while (page := await asyncio.to_thread(next, pages, None)) is not None:
+            yield page
+
+    async def iter_records(self, namespace: str = "", *, filter: RawFilter = None,
+                           page_size: int = 500) -> AsyncIterator[Record]:
+        """:meth:`scan`, one record at a time."""
+        async for page in self.scan(namespace, filter=filter, page_size=page_size):
+            for record in page.records:
+                yield record
 
 
 class AsyncPatchableIndex(AsyncIndex):
