@@ -85,10 +85,17 @@ DEFAULT_API_KEY = "emulator-key"
 
 @contextmanager
 def running(
-    *, faults: Faults | None = None, api_key: str = DEFAULT_API_KEY
+    *, faults: Faults | None = None, api_key: str = DEFAULT_API_KEY,
+    drop_rate: float | None = None, stall: bool | None = None,
 ) -> Iterator[EmulatorServer]:
     """Start an emulator on a free local port; stop it on exit. ``server.url`` is the
-    ``base_url`` for the SDK; change ``server.faults`` at any time."""
+    ``base_url`` for the SDK; change ``server.faults`` at any time. ``drop_rate`` /
+    ``stall`` set those switches of ``faults``."""
+    faults = faults if faults is not None else Faults()
+    if drop_rate is not None:
+        faults.drop_rate = drop_rate
+    if stall is not None:
+        faults.stall = stall
     server = TurbopufferEmulator(faults=faults, api_key=api_key)
     server.start()
     try:
