@@ -89,3 +89,55 @@ def bench(session: nox.Session) -> None:
     under .bench/), since installing them here would downgrade pgvector."""
     session.install("-e", ".[bench]")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+
+def _fidelity_checkouts(posargs: list[str]) -> dict[str, str]:
+    import os
+
+    found = {vendor: os.environ.get(f"VECTORPORT_{vendor.upper()}_SDK_TESTS", "")
+             for vendor in ("pinecone", "turbopuffer")}
+    for arg in posargs:
+        vendor, _, path = arg.partition("=")
+        if vendor not in found or not path:
+            raise SystemExit(f"emulator-fidelity: expected pinecone=PATH or turbopuffer=PATH, "
+                             f"got {arg!r}")
+        found[vendor] = path
+    return {vendor: path for vendor, path in found.items() if path}
+
+
+@nox.session(name="emulator-fidelity")
+def emulator_fidelity(session: nox.Session) -> None:
+    """The vendors' own SDK tests against the emulators (docs/emulators/fidelity.md).
+
+    Posargs ``pinecone=PATH`` and/or ``turbopuffer=PATH`` (or the environment variables
+    VECTORPORT_PINECONE_SDK_TESTS / VECTORPORT_TURBOPUFFER_SDK_TESTS) name a checkout of
+    the SDK's public repository at a release tag, or its unpacked sdist: CI has no
+    network to fetch one, and this repository ships no vendor code. The SDK installed is
+    the checkout's own version, so that its tests match it."""
+    import re
+    from pathlib import Path
+
+    checkouts = _fidelity_checkouts(session.posargs)
+    if not checkouts:
+        session.skip("no vendor SDK test checkout given: pass pinecone=PATH and/or "
+                     "turbopuffer=PATH (or set VECTORPORT_PINECONE_SDK_TESTS / "
+                     "VECTORPORT_TURBOPUFFER_SDK_TESTS); nothing is fetched")
+    session.install("-e", ".[pinecone,turbopuffer]", "pytest", "pytest-asyncio",
+                    "pytest-timeout", "pytest-anyio", "anyio", "python-dotenv", "respx",
+                    "dirty-equals", "time-machine", "numpy", "pytest-xdist")
+    failed = []
+    for vendor, path in checkouts.items():
+        root = Path(path)
+        text = "".join(p.read_text() for p in (root / "PKG-INFO", root / "pyproject.toml")
+                       if p.is_file())
+        version = re.search(r'(?m)^(?:Version: |version = ")([^"\s]+)', text)
+        if version:
+            session.install(f"{vendor}=={version.group(1)}")
+        try:
+            session.run("python", "-m", "vectorport.testing.emulators.fidelity", vendor,
+                        str(root.resolve()), "--timeout", "60")
+        except Exception:  # nox raises on a non-zero exit; run the other vendor anyway
+            failed.append(vendor)
+    if failed:
+        session.error(f"vendor tests failed against the emulators: {', '.join(failed)}")

@@ -140,8 +140,11 @@ def test_api_key_and_version_are_checked(emu: PineconeEmulator) -> None:
     with pytest.raises(ApiError) as info:
         old.indexes.describe("anything")
     assert info.value.status_code == 400 and "2026-07" in info.value.message
-    assert raw(emu, "GET", "/indexes", headers={"X-Pinecone-Api-Version": "2025-10"}
+    assert raw(emu, "GET", "/indexes", headers={"X-Pinecone-Api-Version": "2025-04"}
                ).status_code == 400
+    # 2025-10 is the control-plane version of the SDKs before 10, served with its model.
+    assert raw(emu, "GET", "/indexes", headers={"X-Pinecone-Api-Version": "2025-10"}
+               ).status_code == 200
     assert raw(emu, "GET", "/indexes").status_code == 200
 
 
@@ -230,9 +233,16 @@ def test_sparse_and_hybrid_scores(make: Any, emu: PineconeEmulator) -> None:
                             "sparse_values": {"indices": [1], "values": [1.0]}}])
     with pytest.raises(ApiError, match="dotproduct"):
         cosine.query(vector=[1, 0, 0, 0], sparse_vector=q, top_k=1)
+    # A dense dotproduct index created with dimension/metric only takes sparse values
+    # and hybrid queries, as the service does; other metrics refuse them.
     dense = make(metric="dotproduct")
-    with pytest.raises(ApiError, match="sparse_vector field"):
-        dense.upsert(vectors=[{"id": "x", "values": [1, 0, 0, 0],
+    dense.upsert(vectors=[{"id": "x", "values": [1, 0, 0, 0],
+                           "sparse_values": {"indices": [2], "values": [2.0]}}])
+    hybrid = dense.query(vector=[1, 0, 0, 0], sparse_vector=q, top_k=1).matches
+    assert [(m.id, m.score) for m in hybrid] == [("x", 1.0 + 2.0 * 0.5)]
+    plain = make(metric="cosine")
+    with pytest.raises(ApiError, match="does not support sparse values"):
+        plain.upsert(vectors=[{"id": "x", "values": [1, 0, 0, 0],
                                "sparse_values": {"indices": [1], "values": [1.0]}}])
 
 

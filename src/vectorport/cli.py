@@ -60,7 +60,7 @@ def cmd_emulator(args: argparse.Namespace) -> int:
 
     module = importlib.import_module(EMULATORS[args.name])
     faults = Faults(error_rate=args.error_rate, latency_seconds=args.latency,
-                    lag_seconds=args.lag)
+                    lag_seconds=args.lag, drop_rate=args.drop_rate, stall=args.stall)
     print(f"{args.name} emulator on http://{args.host}:{args.port} (Ctrl-C to stop)", flush=True)
     module.serve(args.host, args.port, faults, api_key=os.environ.get(args.api_key_env) or
                  "emulator-key")
@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latency", type=float, default=0.0, help="seconds added to each request")
     p.add_argument("--lag", type=float, default=0.0,
                    help="seconds before a write becomes visible to eventual reads")
+    p.add_argument("--drop-rate", type=float, default=0.0,
+                   help="share of requests handled (writes applied) but never answered: "
+                        "the connection closes instead")
+    p.add_argument("--stall", action="store_true",
+                   help="accept connections and read requests, never answer")
     p.add_argument("--api-key-env", default="VECTORPORT_EMULATOR_API_KEY",
                    help="environment variable holding the API key the emulator accepts "
                         "(default key when unset: emulator-key)")

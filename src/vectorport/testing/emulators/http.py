@@ -5,13 +5,18 @@ costs ~40 ms per request through delayed ACKs, which would make the emulators, a
 adapters' tests through them, needlessly slow.
 
 :class:`Faults` injects what a hosted service does to its clients: a rate of 429 / 503
-answers, added latency, and eventual-consistency lag (a write becomes visible to reads
-only ``lag_seconds`` later). Emulators call :meth:`Faults.visible_at` when storing a
-write and compare with :func:`time.monotonic` when reading.
+answers, added latency, eventual-consistency lag (a write becomes visible to reads
+only ``lag_seconds`` later), dropped responses (the request was handled, a write was
+applied, and then the connection closes without an answer: what a client's retry of a
+non-idempotent call must survive) and a stalled server (the connection is accepted and
+the request read, but no answer ever comes: what client timeouts are for). Emulators
+call :meth:`Faults.visible_at` when storing a write and compare with
+:func:`time.monotonic` when reading.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import re
@@ -33,6 +38,8 @@ class Faults:
     error_statuses: tuple[int, ...] = (429, 503)
     latency_seconds: float = 0.0
     lag_seconds: float = 0.0
+    drop_rate: float = 0.0
+    stall: bool = False
     seed: int | None = None
     _random: random.Random = field(init=False, repr=False)
 
@@ -47,6 +54,10 @@ class Faults:
         if self.error_rate and self._random.random() < self.error_rate:
             return self._random.choice(self.error_statuses)
         return None
+
+    def drops_response(self) -> bool:
+        """Whether to close the connection instead of sending this (already made) answer."""
+        return bool(self.drop_rate) and self._random.random() < self.drop_rate
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,11 @@ class HttpError(Exception):
 
 Handler = Callable[[Request], Response]
 ErrorBody = Callable[[int, str], Any]
+Unrouted = Callable[[Request], Response]
+
+
+class MethodNotAllowedError(Exception):
+    """The path is served, but not with this method."""
 
 
 class Router:
@@ -118,7 +134,7 @@ class Router:
                 if route_method == method:
                     return fn, m.groupdict()
         if path_found:
-            raise HttpError(405, {"error": f"method {method} not allowed"})
+            raise MethodNotAllowedError(method)
         return None
 
 
@@ -135,8 +151,17 @@ class EmulatorServer:
         error_body: ErrorBody = lambda status, message: {"error": message},
         authorize: Callable[[Request], None] | None = None,
         fault_exempt: Callable[[Request], bool] = lambda request: False,
+        unrouted: Unrouted | None = None,
+        gzip_min_bytes: int | None = None,
     ) -> None:
+        """``unrouted`` answers requests no route serves (default: a 404 in ``error_body``);
+        emulators answer in their vendor's format that the route is not emulated.
+        ``gzip_min_bytes``: compress answers at least this large when the client sends
+        ``Accept-Encoding: gzip`` (``None``: never)."""
         self.router = router
+        self.unrouted = unrouted
+        self.gzip_min_bytes = gzip_min_bytes
+        self._stopping = threading.Event()
         self.faults = faults or Faults()
         self.error_body = error_body
         self.authorize = authorize
@@ -153,12 +178,26 @@ class EmulatorServer:
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                if server.faults.stall:
+                    # Accepted and read, never answered; released only when the server
+                    # stops, so a client without a timeout hangs as it would in production.
+                    server._stopping.wait()
+                    self.close_connection = True
+                    return
                 response = server.dispatch(self.command, self.path, dict(self.headers), body)
+                if server.faults.drops_response():
+                    self.close_connection = True  # handled (and applied), but never answered
+                    return
                 payload = response.encode()
                 head = [f"HTTP/1.1 {response.status} {self.responses.get(response.status, ('',))[0]}"]
                 headers = dict(response.headers)
                 if payload and "Content-Type" not in headers:
                     headers["Content-Type"] = "application/json"
+                accepted = (self.headers.get("Accept-Encoding") or "").lower()
+                if (server.gzip_min_bytes is not None and len(payload) >= server.gzip_min_bytes
+                        and "gzip" in accepted):
+                    payload = gzip.compress(payload, compresslevel=1)
+                    headers["Content-Encoding"] = "gzip"
                 headers["Content-Length"] = str(len(payload))
                 head += [f"{k}: {v}" for k, v in headers.items()]
                 self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
@@ -189,8 +228,13 @@ class EmulatorServer:
                 status = self.faults.injected_status()
                 if status is not None:
                     return Response(status, self.error_body(status, "injected fault"))
-            found = self.router.find(method, parts.path)
+            try:
+                found = self.router.find(method, parts.path)
+            except MethodNotAllowedError:
+                found = None
             if found is None:
+                if self.unrouted is not None:
+                    return self.unrouted(request)
                 return Response(404, self.error_body(404, f"no route for {method} {parts.path}"))
             handler, match = found
             return handler(Request(method, parts.path, request.params, headers, body, match))
@@ -206,6 +250,7 @@ class EmulatorServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -215,6 +260,7 @@ class EmulatorServer:
         except KeyboardInterrupt:
             pass
         finally:
+            self._stopping.set()
             self.httpd.server_close()
 
 

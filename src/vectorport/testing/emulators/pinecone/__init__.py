@@ -81,9 +81,18 @@ def emulate(
 
 @contextmanager
 def running(
-    *, faults: Faults | None = None, api_key: str = "emulator-key"
+    *, faults: Faults | None = None, api_key: str = "emulator-key",
+    drop_rate: float | None = None, stall: bool | None = None,
 ) -> Iterator[EmulatorServer]:
-    """A started emulator on a free local port; ``.url`` is the control-plane host."""
+    """A started emulator on a free local port; ``.url`` is the control-plane host.
+
+    ``drop_rate`` / ``stall`` set those switches of ``faults`` (see
+    :class:`~vectorport.testing.emulators.http.Faults`)."""
+    faults = faults if faults is not None else Faults()
+    if drop_rate is not None:
+        faults.drop_rate = drop_rate
+    if stall is not None:
+        faults.stall = stall
     with emulate(faults=faults, api_key=api_key) as emulator:
         yield emulator.server
 

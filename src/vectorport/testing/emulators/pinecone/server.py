@@ -28,6 +28,7 @@ from vectorport.testing.emulators.http import (
     Response,
     Router,
 )
+from vectorport.testing.emulators.pinecone import namespaces
 from vectorport.testing.emulators.pinecone.filters import Predicate
 from vectorport.testing.emulators.pinecone.store import (
     IndexState,
@@ -59,6 +60,7 @@ from vectorport.testing.emulators.pinecone.wire import (
     check_metadata_size,
     data_error,
     header,
+    legacy_spec,
     make_token,
     paginate,
     parse_dense,
@@ -66,6 +68,7 @@ from vectorport.testing.emulators.pinecone.wire import (
     parse_filter,
     parse_id,
     parse_ids,
+    parse_legacy_create,
     parse_namespace,
     parse_object,
     parse_schema,
@@ -116,6 +119,7 @@ class PineconeEmulator:
             error_body=data_error,
             authorize=self._authorize,
             fault_exempt=lambda request: True,  # injected here, with Pinecone's bodies
+            unrouted=self._not_implemented,
         )
 
     # -- plumbing -----------------------------------------------------------------------
@@ -133,6 +137,16 @@ class PineconeEmulator:
                 f"Unsupported API version {version!r}; this emulator implements "
                 f"{', '.join(sorted(allowed))}",
             )
+
+    def _not_implemented(self, request: Request) -> Response:
+        """A route the emulator does not serve, in the plane's own error format. 400, not
+        404 (the SDK would report a missing index) nor 5xx (the SDK would retry)."""
+        plane = DATA if request.path.startswith("/data/") else CONTROL
+        path = request.path
+        if path.startswith("/data/"):
+            path = "/" + path.split("/", 3)[3] if path.count("/") >= 3 else "/"
+        return Response(400, plane.body(400, f"The vectorport Pinecone emulator does not "
+                                             f"implement {request.method} {path}"))
 
     def _route(
         self, router: Router, method: str, pattern: str, plane: Plane,
@@ -178,6 +192,7 @@ class PineconeEmulator:
         self._route(router, "POST", base + "/describe_index_stats", d, self.describe_index_stats)
         self._route(router, "GET", base + "/vectors/list", d, self.list_vectors)
         self._route(router, "GET", base + "/namespaces", d, self.list_namespaces)
+        self._route(router, "POST", base + "/namespaces", d, self.create_namespace)
         self._route(router, "GET", base + "/namespaces/{namespace}", d, self.describe_namespace)
         self._route(router, "DELETE", base + "/namespaces/{namespace}", d,
                     self.delete_namespace)
@@ -199,6 +214,10 @@ class PineconeEmulator:
             "deletion_protection": index.deletion_protection,
             "tags": index.tags,
         }
+        # The 2025-10 API's index model (what SDKs before 10 read): flat dimension /
+        # metric / vector_type and a spec. Both shapes are sent; each SDK ignores the other.
+        model.update(dimension=index.dimension, metric=index.metric, vector_type="dense",
+                     spec=legacy_spec(index.deployment))
         if index.deployment.get("deployment_type") != "pod":
             model["read_capacity"] = {"mode": "OnDemand", "status": {"state": "Ready"}}
         return model
@@ -219,8 +238,11 @@ class PineconeEmulator:
             raise CONTROL.fail(400, f"Invalid index name {name!r}: use 1-45 lowercase "
                                     "alphanumeric characters or '-', starting and ending "
                                     "with an alphanumeric character")
-        dimension, metric, sparse = parse_schema(body.get("schema"))
-        deployment = parse_deployment(body.get("deployment"))
+        if "schema" not in body and ("dimension" in body or "spec" in body):
+            dimension, metric, sparse, deployment = parse_legacy_create(body)
+        else:
+            dimension, metric, sparse = parse_schema(body.get("schema"))
+            deployment = parse_deployment(body.get("deployment"))
         protection = body.get("deletion_protection", "disabled")
         if protection not in ("enabled", "disabled"):
             raise CONTROL.fail(400, "deletion_protection must be 'enabled' or 'disabled'")
@@ -360,15 +382,6 @@ class PineconeEmulator:
                         self.faults.visible_at())
         return self._written(lsn, {"matchedRecords": len(matched)})
 
-    def delete_namespace(self, request: Request) -> Response:
-        index = self._index(request)
-        name = parse_namespace(request.match["namespace"])
-        ns = index.namespaces.get(name)
-        if ns is None or (not ns.latest and not ns.visible):
-            raise DATA.fail(404, f"Namespace {request.match['namespace']!r} not found")
-        lsn = ns.commit(delete_all_op(), self.faults.visible_at())
-        return self._written(lsn)
-
     # -- data plane: reads -----------------------------------------------------------------------
 
     def query(self, request: Request) -> Response:
@@ -397,6 +410,7 @@ class PineconeEmulator:
                 raise DATA.fail(400, f"Cannot query with sparse values on an index with "
                                      f"metric {index.metric}; sparse-dense queries need "
                                      "dotproduct")
+
         query_dense: npt.NDArray[np.float32] | None = None
         if vector_given:
             query_dense = parse_dense(index, body["vector"], "vector", query=True)
@@ -548,20 +562,19 @@ class PineconeEmulator:
             result["pagination"] = {"next": make_token(page[-1])}
         return Response(200, result)
 
+    def create_namespace(self, request: Request) -> Response:
+        return namespaces.create_namespace(self._index(request), request)
+
     def list_namespaces(self, request: Request) -> Response:
-        index = self._index(request)
-        items = [{"name": name, "record_count": str(len(ns.visible))}
-                 for name, ns in sorted(index.namespaces.items()) if ns.visible]
-        return Response(200, {"namespaces": items, "total_count": len(items)})
+        return namespaces.list_namespaces(self._index(request), request)
 
     def describe_namespace(self, request: Request) -> Response:
-        index = self._index(request)
-        name = parse_namespace(request.match["namespace"])
-        ns = index.namespaces.get(name)
-        if ns is None or not ns.visible:
-            raise DATA.fail(404, f"Namespace {request.match['namespace']!r} not found")
-        return Response(200, {"name": name, "record_count": str(len(ns.visible))})
+        return namespaces.describe_namespace(self._index(request), request)
 
+    def delete_namespace(self, request: Request) -> Response:
+        index = self._index(request)
+        return self._written(namespaces.delete_namespace(index, request,
+                                                         self.faults.visible_at()))
 
 
 __all__ = ["PineconeEmulator"]

@@ -29,7 +29,9 @@ from vectorport.testing.emulators.pinecone.store import (
 )
 
 API_VERSION = "2026-07"
-CONTROL_API_VERSIONS = frozenset({API_VERSION})
+LEGACY_API_VERSION = "2025-10"
+"""The control-plane version of SDKs before 10 (flat ``dimension`` / ``metric`` / ``spec``)."""
+CONTROL_API_VERSIONS = frozenset({LEGACY_API_VERSION, API_VERSION})
 DATA_API_VERSIONS = frozenset({"2025-04", "2025-10", "2026-01", "2026-04", API_VERSION})
 
 MAX_UPSERT_VECTORS = 1000
@@ -127,6 +129,45 @@ def parse_schema(raw: object) -> tuple[int, str, bool]:
     return dimension, metric, sparse
 
 
+def parse_legacy_create(body: dict[str, Any]) -> tuple[int, str, bool, dict[str, Any]]:
+    """A 2025-10 create-index body: ``dimension``, ``metric``, ``vector_type``, ``spec``."""
+    if body.get("vector_type", "dense") != "dense":
+        raise CONTROL.fail(400, "The vectorport Pinecone emulator does not implement sparse "
+                                "(vector_type 'sparse') indexes")
+    if body.get("embed") is not None:
+        raise CONTROL.fail(400, "The vectorport Pinecone emulator does not implement "
+                                "integrated embedding")
+    fields = {"_values": {"type": "dense_vector", "dimension": body.get("dimension"),
+                          "metric": body.get("metric", "cosine")}}
+    dimension, metric, sparse = parse_schema({"fields": fields})
+    spec = body.get("spec")
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise CONTROL.fail(400, "spec must hold exactly one of serverless, pod, byoc")
+    (kind, detail), = spec.items()
+    detail = detail if isinstance(detail, dict) else {}
+    if kind == "serverless":
+        deployment = {"deployment_type": "managed", "cloud": detail.get("cloud", "aws"),
+                      "region": detail.get("region", "us-east-1")}
+    elif kind == "pod":
+        deployment = parse_deployment({"deployment_type": "pod", **detail})
+    elif kind == "byoc":
+        deployment = {"deployment_type": "byoc", **detail}
+    else:
+        raise CONTROL.fail(400, f"Unknown spec {kind!r}: use serverless, pod or byoc")
+    return dimension, metric, sparse, deployment
+
+
+def legacy_spec(deployment: dict[str, Any]) -> dict[str, Any]:
+    """The 2025-10 ``spec`` describing a deployment."""
+    kind = deployment.get("deployment_type")
+    detail = {k: v for k, v in deployment.items() if k != "deployment_type"}
+    if kind == "pod":
+        return {"pod": detail}
+    if kind == "byoc":
+        return {"byoc": detail}
+    return {"serverless": detail}
+
+
 def parse_deployment(raw: object) -> dict[str, Any]:
     if raw is None:
         return {"deployment_type": "managed", "cloud": "aws", "region": "us-east-1"}
@@ -207,9 +248,13 @@ def parse_dense(
 
 
 def parse_sparse(index: IndexState, raw: object, what: str) -> SparseValues:
-    if not index.sparse:
-        raise DATA.fail(400, "This index has no sparse_vector field: declare "
-                             "'_sparse_values' in its schema to store sparse values")
+    # A dense index created the documented way (dimension + metric) takes sparse values
+    # when its metric is dotproduct, as the service does; other metrics need the
+    # '_sparse_values' field declared.
+    if not index.sparse and index.metric != "dotproduct":
+        raise DATA.fail(400, "Index configuration does not support sparse values: only "
+                             "indexes using the dotproduct metric, or declaring a "
+                             "'_sparse_values' field, take them")
     if not isinstance(raw, dict):
         raise DATA.fail(400, f"{what} must be an object with indices and values")
     indices, values = raw.get("indices"), raw.get("values")
@@ -341,12 +386,43 @@ def render_vector(record: StoredVector) -> dict[str, Any]:
 
 
 __all__ = [
-    "API_VERSION", "CONTROL", "CONTROL_API_VERSIONS", "DATA", "DATA_API_VERSIONS",
-    "INDEX_NAME_RE", "LSN_COMMITTED", "LSN_RECONCILED", "MAX_FETCH_BY_METADATA_LIMIT",
-    "MAX_LIST_LIMIT", "MAX_TOP_K", "MAX_UPSERT_BYTES", "MAX_UPSERT_VECTORS", "Plane",
-    "check_metadata_size", "control_error", "data_error", "header", "make_token", "paginate",
-    "parse_dense", "parse_deployment", "parse_filter", "parse_id", "parse_ids",
-    "parse_namespace", "parse_object", "parse_schema", "parse_sparse", "parse_tags",
-    "parse_token", "parse_vector", "render_metadata", "render_sparse", "render_vector",
+    "API_VERSION",
+    "CONTROL",
+    "CONTROL_API_VERSIONS",
+    "DATA",
+    "DATA_API_VERSIONS",
+    "INDEX_NAME_RE",
+    "LEGACY_API_VERSION",
+    "LSN_COMMITTED",
+    "LSN_RECONCILED",
+    "MAX_FETCH_BY_METADATA_LIMIT",
+    "MAX_LIST_LIMIT",
+    "MAX_TOP_K",
+    "MAX_UPSERT_BYTES",
+    "MAX_UPSERT_VECTORS",
+    "Plane",
+    "check_metadata_size",
+    "control_error",
+    "data_error",
+    "header",
+    "legacy_spec",
+    "make_token",
+    "paginate",
+    "parse_dense",
+    "parse_deployment",
+    "parse_filter",
+    "parse_id",
+    "parse_ids",
+    "parse_legacy_create",
+    "parse_namespace",
+    "parse_object",
+    "parse_schema",
+    "parse_sparse",
+    "parse_tags",
+    "parse_token",
+    "parse_vector",
+    "render_metadata",
+    "render_sparse",
+    "render_vector",
     "stored_metadata",
 ]

@@ -57,15 +57,17 @@ What it does NOT emulate:
 - approximate search: ``ANN`` is exact (perfect recall), and equal distances are
   ordered by id, which the service does not promise;
 - BM25 scores exactly as the service computes them (the tokenizer and statistics are a
-  plain approximation), tokenizer options beyond ``case_sensitive`` and
-  ``max_token_length``, stemming, stop words, ``Fuzzy`` filters;
+  plain approximation); ``full_text_search`` options beyond ``case_sensitive``,
+  ``max_token_length``, ``k1`` and ``b`` are refused (stemming, stop-word removal, ASCII
+  folding, other tokenizers and languages), as are ``Fuzzy`` filters;
 - ``datetime`` and ``{}f16`` (sparse) types, ``SparseKNN``, multiple vector columns'
   performance traits, ``Attribute`` / ``Saturate`` / ``Decay`` / ``Dist`` rank operators,
   ``group_by``, ``rerank_by``, ``compute_attributes``, ``explain_query``, recall,
   export, async copy, ``branch_from_namespace``, cross-region or cross-organisation
   copies, customer-managed encryption, pinning, sharding, backpressure, billing (the
   numbers returned are placeholders), ``respond-async`` (requests always complete
-  synchronously);
+  synchronously); every route not served answers 400 saying the emulator does not
+  implement it (see docs/emulators/fidelity.md for the vendor tests it passes);
 - the object ("legacy") form of ``filters``; filtering on, or including, an attribute
   that is not in the namespace schema answers 400 (an assumption: the reference
   documents this only for ``include_attributes``);
@@ -85,10 +87,17 @@ DEFAULT_API_KEY = "emulator-key"
 
 @contextmanager
 def running(
-    *, faults: Faults | None = None, api_key: str = DEFAULT_API_KEY
+    *, faults: Faults | None = None, api_key: str = DEFAULT_API_KEY,
+    drop_rate: float | None = None, stall: bool | None = None,
 ) -> Iterator[EmulatorServer]:
     """Start an emulator on a free local port; stop it on exit. ``server.url`` is the
-    ``base_url`` for the SDK; change ``server.faults`` at any time."""
+    ``base_url`` for the SDK; change ``server.faults`` at any time. ``drop_rate`` /
+    ``stall`` set those switches of ``faults``."""
+    faults = faults if faults is not None else Faults()
+    if drop_rate is not None:
+        faults.drop_rate = drop_rate
+    if stall is not None:
+        faults.stall = stall
     server = TurbopufferEmulator(faults=faults, api_key=api_key)
     server.start()
     try:

@@ -213,6 +213,10 @@ class FilterCompiler:
 
             return eq
         if op in ("In", "NotIn"):
+            if schema.is_array and not isinstance(value, list):
+                # The service reads ``("tags", "In", "a")`` on an array attribute as the
+                # one-element list ``["a"]`` (turbopuffer-python's test_attribute_types).
+                value = [value]
             values = self._operand_list(schema.element_type, value, path)
             negate = op == "NotIn"
             if schema.is_array:

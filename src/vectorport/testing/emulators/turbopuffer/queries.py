@@ -21,8 +21,11 @@ from vectorport.testing.emulators.turbopuffer.filters import FilterCompiler, Pre
 from vectorport.testing.emulators.turbopuffer.namespace import Doc, Namespace
 from vectorport.testing.emulators.turbopuffer.values import (
     MAX_LIMIT,
+    ParseError,
     RequestError,
     coerce_value,
+    float32_json,
+    invalid_type,
     render_value,
 )
 
@@ -61,8 +64,11 @@ def _limit(body: dict[str, Any]) -> tuple[int | None, dict[str, Any] | None]:
     total = top_k if top_k is not None else limit
     if total is None:
         return None, None
-    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
-        raise RequestError("limit must be a non-negative integer")
+    if isinstance(total, bool) or not isinstance(total, int):
+        raise invalid_type(total, "u32", "top_k" if top_k is not None else "limit")
+    if total < 0:
+        raise ParseError(f"{'top_k' if top_k is not None else 'limit'}: invalid value: "
+                         f"integer `{total}`, expected u32")
     if total > MAX_LIMIT:
         raise RequestError(f"limit.total is at most {MAX_LIMIT}")
     if per is not None and (
@@ -131,7 +137,7 @@ class QueryRunner:
         for doc, dist in rows:
             row: dict[str, Any] = {"id": doc["id"]}
             if ranked.has_dist:
-                row["$dist"] = dist
+                row["$dist"] = float32_json(dist)
             for name in select(doc):
                 row[name] = render_value(doc.get(name), self.vector_encoding)
             out.append(row)
@@ -140,7 +146,9 @@ class QueryRunner:
     # -- ranking ------------------------------------------------------------------
 
     def rank(self, rank_by: object, candidates: list[Doc], filtered: bool) -> Ranked:
-        if not isinstance(rank_by, (list, tuple)) or not rank_by:
+        if not isinstance(rank_by, (list, tuple)):
+            raise invalid_type(rank_by, "a sequence", "rank_by")
+        if not rank_by:
             raise RequestError("rank_by must be a non-empty array")
         if len(rank_by) == 3 and rank_by[1] in ("ANN", "kNN"):
             if rank_by[1] == "kNN" and not filtered:
@@ -268,14 +276,16 @@ class QueryRunner:
         if include is True:
             return lambda doc: [n for n in names if doc.get(n) is not None]
         if not isinstance(include, list) or not all(isinstance(i, str) for i in include):
-            raise RequestError("include_attributes must be true or an array of names")
+            raise invalid_type(include, "a boolean or a sequence of attribute names",
+                               "include_attributes")
         wanted = [i for i in include if i != "id"]
         unknown = [i for i in wanted if i not in self.namespace.schema]
         if unknown:
             raise RequestError(
                 f"include_attributes: {', '.join(unknown)} not in the namespace schema"
             )
-        return lambda doc: wanted
+        # A named attribute that a row lacks is left out of that row, not sent as null.
+        return lambda doc: [n for n in wanted if doc.get(n) is not None]
 
     def aggregate(self, spec: object, docs: list[Doc]) -> dict[str, Any]:
         if not isinstance(spec, dict) or not spec:

@@ -1,9 +1,14 @@
 """Routes of the emulated turbopuffer HTTP API, on the shared emulator server.
 
 Errors answer with turbopuffer's body shape, ``{"status": "error", "error": "..."}``:
-400 for invalid requests, 401 for a missing or wrong ``Authorization: Bearer`` key,
+422 for bodies that do not parse into the request type (malformed JSON, a wrongly typed
+field), worded like the service's JSON parser; 400 for invalid requests, 401 for a
+missing or wrong ``Authorization: Bearer`` key,
 403 for writes to read-only namespaces, 404 for unknown namespaces, and the injected
-429 / 503 of :class:`~vectorport.testing.emulators.http.Faults`.
+429 / 503 of :class:`~vectorport.testing.emulators.http.Faults`. A route the emulator
+does not serve (``recall``, exports, ...) answers 400 saying the emulator does not
+implement it: a 404 would read as "namespace not found" in the SDK, and a 5xx would be
+retried.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ from vectorport.testing.emulators.turbopuffer.service import (
     ReadOnlyError,
     TurbopufferService,
 )
-from vectorport.testing.emulators.turbopuffer.values import RequestError
+from vectorport.testing.emulators.turbopuffer.values import ParseError, RequestError, serde_kind
+
+GZIP_MIN_BYTES = 1024
+"""Answers at least this large are gzip-compressed for clients that accept it."""
 
 
 def error_body(status: int, message: str) -> dict[str, str]:
@@ -56,13 +64,35 @@ def _body(request: Request) -> Any:
         return {}
     try:
         return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HttpError(400, error_body(400, f"invalid JSON body: {exc}")) from None
+    except json.JSONDecodeError as exc:  # serde's wording: "... at line 1 column 5"
+        raise HttpError(422, error_body(
+            422, f"failed to parse the request body as JSON: {exc.msg.lower()} at line "
+                 f"{exc.lineno} column {exc.colno}")) from None
+    except UnicodeDecodeError:
+        raise HttpError(422, error_body(422, "failed to parse the request body as JSON: "
+                                             "invalid UTF-8")) from None
+
+
+def _object_body(request: Request) -> dict[str, Any]:
+    body = _body(request)
+    if not isinstance(body, dict):
+        raise HttpError(422, error_body(
+            422, f"failed to deserialize the request body: invalid type: {serde_kind(body)}, "
+                 "expected a map"))
+    return body
+
+
+def not_implemented(request: Request) -> Response:
+    return Response(400, error_body(
+        400, f"the vectorport turbopuffer emulator does not implement {request.method} "
+             f"{request.path}"))
 
 
 def _guard(call: Callable[[], Any]) -> Response:
     try:
         return Response(200, call())
+    except ParseError as exc:
+        return Response(422, error_body(422, str(exc)))
     except RequestError as exc:
         return Response(400, error_body(400, str(exc)))
     except NamespaceNotFoundError as exc:
@@ -79,10 +109,9 @@ def build_router(service: TurbopufferService) -> Router:
     @router.route("POST", "/v2/namespaces/{namespace}")
     def write(request: Request) -> Response:
         if request.param("stainless_overload") in ("branchFrom",):
-            return Response(400, error_body(400, "branch_from_namespace is not emulated"))
-        body = _body(request)
-        if not isinstance(body, dict):
-            return Response(400, error_body(400, "the write body must be a JSON object"))
+            return Response(400, error_body(400, "the vectorport turbopuffer emulator does not "
+                                                 "implement branch_from_namespace"))
+        body = _object_body(request)
         return _guard(lambda: service.write(request.match["namespace"], body))
 
     @router.route("DELETE", "/v2/namespaces/{namespace}")
@@ -91,9 +120,7 @@ def build_router(service: TurbopufferService) -> Router:
 
     @router.route("POST", "/v2/namespaces/{namespace}/query")
     def query(request: Request) -> Response:
-        body = _body(request)
-        if not isinstance(body, dict):
-            return Response(400, error_body(400, "the query body must be a JSON object"))
+        body = _object_body(request)
         return _guard(lambda: service.query(request.match["namespace"], body))
 
     @router.route("GET", "/v2/namespaces/{namespace}/metadata")
@@ -144,6 +171,7 @@ class TurbopufferEmulator(EmulatorServer):
         super().__init__(
             build_router(self.service), host=host, port=port, faults=faults,
             error_body=error_body, authorize=self._authorize,
+            unrouted=not_implemented, gzip_min_bytes=GZIP_MIN_BYTES,
         )
 
     def _authorize(self, request: Request) -> None:

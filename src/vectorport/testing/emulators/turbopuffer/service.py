@@ -4,6 +4,7 @@ endpoint answers with. HTTP concerns (routes, auth, status codes) live in ``serv
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import Any
@@ -45,8 +46,14 @@ def _billing_query(rows: int) -> dict[str, int]:
     return {"billable_logical_bytes_queried": 0, "billable_logical_bytes_returned": rows * 64}
 
 
+def _elapsed_ms(started: float) -> int:
+    """Measured time in whole milliseconds, rounded up: work that took any time reports at
+    least 1 ms, as the service's counters do (they were always 0 here before)."""
+    return max(1, math.ceil((time.perf_counter() - started) * 1000))
+
+
 def _query_performance(started: float, size: int) -> dict[str, Any]:
-    elapsed = int((time.perf_counter() - started) * 1000)
+    elapsed = _elapsed_ms(started)
     return {
         "approx_namespace_size": size,
         "cache_hit_ratio": 1.0,
@@ -100,7 +107,7 @@ class TurbopufferService:
             "message": "write applied",
             "rows_affected": len(outcome.upserted) + len(outcome.patched) + len(outcome.deleted),
             "billing": {"billable_logical_bytes_written": outcome.bytes_written},
-            "performance": {"server_total_ms": int((time.perf_counter() - started) * 1000)},
+            "performance": {"server_total_ms": _elapsed_ms(started)},
         }
         if plan.upserts:
             response["rows_upserted"] = len(outcome.upserted)

@@ -8,6 +8,7 @@ operands must too, so all of that checking lives here, in one place.
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 import uuid
@@ -39,6 +40,33 @@ _UINT64 = (0, 2**64 - 1)
 
 class RequestError(ValueError):
     """A value that does not fit its attribute; the server answers 400 with the text."""
+
+
+class ParseError(RequestError):
+    """A body that does not deserialize into the request type: 422, as the service's JSON
+    parser (serde) answers, with serde's wording (``invalid type: map, expected a
+    sequence``) so that code matching on the message behaves as against the service."""
+
+
+def serde_kind(value: object) -> str:
+    """How serde names an unexpected JSON value in ``invalid type: ...`` messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f"string {json.dumps(value)}"
+    if isinstance(value, dict):
+        return "map"
+    return "sequence"
+
+
+def invalid_type(value: object, expected: str, where: str) -> ParseError:
+    return ParseError(f"{where}: invalid type: {serde_kind(value)}, expected {expected}")
 
 
 @dataclass
@@ -101,6 +129,29 @@ def check_type_name(name: str, type_name: object) -> str:
     raise RequestError(f"attribute {name!r}: unknown type {type_name!r}")
 
 
+# Full-text options the tokenizer approximation honours, and for the others the one value
+# that matches what it does; anything else is refused rather than silently ignored.
+_FTS_EMULATED = frozenset({"case_sensitive", "max_token_length", "k1", "b"})
+_FTS_ONLY_VALUE: dict[str, object] = {
+    "tokenizer": "word_v3", "language": "english", "stemming": False,
+    "remove_stopwords": False, "ascii_folding": False,
+}
+
+
+def check_fts_options(name: str, options: dict[str, Any]) -> None:
+    for key, value in options.items():
+        if key in _FTS_EMULATED:
+            continue
+        if key in _FTS_ONLY_VALUE:
+            if value != _FTS_ONLY_VALUE[key]:
+                raise RequestError(
+                    f"full_text_search on {name!r}: the emulator does not implement "
+                    f"{key}={json.dumps(value)} (only {json.dumps(_FTS_ONLY_VALUE[key])})")
+            continue
+        raise RequestError(f"full_text_search on {name!r}: the emulator does not implement "
+                           f"the option {key!r}")
+
+
 def parse_schema_entry(name: str, raw: object, existing: AttributeSchema | None) -> AttributeSchema:
     """A ``schema`` entry of a write: a type string or an object with ``type``."""
     if isinstance(raw, str):
@@ -123,6 +174,8 @@ def parse_schema_entry(name: str, raw: object, existing: AttributeSchema | None)
         raise RequestError(f"schema for {name!r}: full_text_search must be a bool or an object")
     if fts is not None and type_name not in ("string", "[]string"):
         raise RequestError(f"full_text_search on {name!r} requires the string or []string type")
+    if fts is not None:
+        check_fts_options(name, fts)
     regex = bool(spec.pop("regex", False))
     glob = bool(spec.pop("glob", False))
     ann = spec.pop("ann", None)
@@ -295,12 +348,22 @@ def check_attribute_name(name: str) -> None:
         raise RequestError(f"attribute names are limited to {MAX_ATTRIBUTE_NAME_BYTES} bytes")
 
 
+def float32_json(value: float | np.floating[Any]) -> float:
+    """A float32 as the service writes it in JSON: the shortest decimal that reads back
+    as the same float32 (``0.7``, not the widened ``0.699999988079071``).
+
+    numpy's ``str`` of a float32 is that shortest round-trip repr (Dragon4, unique mode);
+    the Python float parsed from it is what ``json`` then prints.
+    """
+    return float(str(np.float32(value)))
+
+
 def render_value(value: Any, vector_encoding: str) -> Any:
     """A stored value as JSON."""
     if isinstance(value, np.ndarray):
         if vector_encoding == "base64":
             return encode_base64_vector(value)
-        return [float(x) for x in value]
+        return [float32_json(x) for x in value]
     if isinstance(value, list):
         return list(value)
     return value

@@ -31,6 +31,7 @@ from vectorport.testing.emulators.turbopuffer.values import (
     coerce_value,
     filterable_size_problem,
     infer_type,
+    invalid_type,
     logical_bytes,
     parse_schema_entry,
 )
@@ -72,11 +73,13 @@ class PlannedWrite:
 
 
 def _rows_from_columns(columns: object, what: str) -> list[dict[str, Any]]:
-    if not isinstance(columns, dict) or "id" not in columns:
+    if not isinstance(columns, dict):
+        raise invalid_type(columns, "a map", what)
+    if "id" not in columns:
         raise RequestError(f"{what} must be an object of columns including 'id'")
     ids = columns["id"]
     if not isinstance(ids, list):
-        raise RequestError(f"{what}.id must be an array of ids")
+        raise invalid_type(ids, "a sequence", f"{what}.id")
     rows: list[dict[str, Any]] = [{"id": i} for i in ids]
     for name, values in columns.items():
         if name == "id":
@@ -132,7 +135,7 @@ class WritePlanner:
         deletes = body.get("deletes")
         if deletes is not None:
             if not isinstance(deletes, list):
-                raise RequestError("deletes must be an array of ids")
+                raise invalid_type(deletes, "a sequence", "deletes")
             for raw in deletes:
                 value, id_type = check_document_id(raw, self.id_type)
                 self.id_type = self.id_type or id_type
@@ -175,8 +178,11 @@ class WritePlanner:
         rows: list[dict[str, Any]] = []
         raw_rows = body.get(rows_key)
         if raw_rows is not None:
-            if not isinstance(raw_rows, list) or not all(isinstance(r, dict) for r in raw_rows):
-                raise RequestError(f"{rows_key} must be an array of objects")
+            if not isinstance(raw_rows, list):
+                raise invalid_type(raw_rows, "a sequence", rows_key)
+            for i, raw in enumerate(raw_rows):
+                if not isinstance(raw, dict):
+                    raise invalid_type(raw, "a map", f"{rows_key}[{i}]")
             rows.extend(raw_rows)
         if body.get(columns_key) is not None:
             rows.extend(_rows_from_columns(body[columns_key], columns_key))

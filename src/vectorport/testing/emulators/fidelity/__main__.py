@@ -1,0 +1,5 @@
+import sys
+
+from vectorport.testing.emulators.fidelity import main
+
+sys.exit(main())
