@@ -1,0 +1,263 @@
+"""The ``qdrant-edge-py`` engine: Qdrant's own Rust storage and search engine, in process.
+
+An index is a folder under the root: ``<root>/<index>/shard`` holds one
+:class:`qdrant_edge.EdgeShard` (a whole single-shard collection: segments, WAL,
+HNSW and payload indexes), and ``<root>/<index>/vectorport.json`` the IndexSpec
+(Edge shards keep no collection metadata). The spec file is written last and removed
+first, so a folder without it is no index.
+
+What differs from a server: the Python bindings turn a ``bool`` given to
+``MatchValue`` into an int (``MatchValue(True).value == 1``), so filters cannot match
+JSON bools; the adapter matches them on string shadows instead (``bools_native``
+false, see :mod:`..naming`). Every update is applied before ``update`` returns, so
+reads are strong.
+
+One process opens a shard at a time: shards stay open for the adapter's lifetime, and
+writes and folder changes are serialised by one lock.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
+from vectorport.adapters.qdrant.errors import translated
+from vectorport.adapters.qdrant.filters import QdrantFilter
+from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
+from vectorport.core.errors import IndexExistsError, IndexNotFoundError
+from vectorport.core.types import SparseVector
+
+SPEC_FILE = "vectorport.json"
+SHARD_DIR = "shard"
+_DEFAULT_M = 16
+_DEFAULT_EF_CONSTRUCT = 100
+_DEFAULT_FULL_SCAN_THRESHOLD = 10_000
+"""Qdrant's defaults (kilobytes of vectors below which a segment is searched in full)."""
+
+
+def to_edge(part: QdrantFilter) -> Any:
+    """A qdrant-edge-py object of a REST filter document (filter or condition)."""
+    if "key" in part:
+        key = part["key"]
+        if "range" in part:
+            return qe.FieldCondition(key=key, range=qe.RangeFloat(**part["range"]))
+        match = part["match"]
+        if "any" in match:
+            return qe.FieldCondition(key=key, match=qe.MatchAny(list(match["any"])))
+        value = match["value"]
+        assert not isinstance(value, bool), "the bindings turn bools into ints"
+        return qe.FieldCondition(key=key, match=qe.MatchValue(value))
+    if "is_empty" in part:
+        return qe.IsEmptyCondition(part["is_empty"]["key"])
+    return qe.Filter(
+        must=[to_edge(p) for p in part["must"]] if "must" in part else None,
+        should=[to_edge(p) for p in part["should"]] if "should" in part else None,
+        must_not=[to_edge(p) for p in part["must_not"]] if "must_not" in part else None,
+    )
+
+
+def _vector(value: VectorValue) -> Any:
+    if isinstance(value, SparseVector):
+        return qe.SparseVector(list(value.indices), list(value.values))
+    return value
+
+
+def _vectors_back(raw: Any) -> dict[str, VectorValue]:
+    out: dict[str, VectorValue] = {}
+    if not isinstance(raw, dict):
+        return out
+    for name, value in raw.items():
+        if isinstance(value, qe.SparseVector):
+            pairs = sorted(zip(value.indices, value.values, strict=True))
+            out[name] = SparseVector(tuple(int(i) for i, _ in pairs),
+                                     tuple(float(v) for _, v in pairs))
+        else:
+            out[name] = [float(x) for x in value]
+    return out
+
+
+def _hit(point: Any) -> Hit:
+    return Hit(uid=str(point.id), payload=point.payload or {},
+               vectors=_vectors_back(point.vector), score=float(getattr(point, "score", 0.0)))
+
+
+def _hnsw(m: int, layout: CollectionLayout) -> Any:
+    return qe.HnswIndexConfig(
+        m=m, ef_construct=layout.ef_construct or _DEFAULT_EF_CONSTRUCT,
+        full_scan_threshold=layout.full_scan_threshold or _DEFAULT_FULL_SCAN_THRESHOLD,
+    )
+
+
+class EdgeEngine:
+    """Qdrant Edge shards in a folder."""
+
+    name = "Qdrant Edge"
+    bools_native = False
+    applies_hints = True
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._shards: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    def _folder(self, name: str) -> Path:
+        return self._root / name
+
+    def _shard(self, name: str) -> Any:
+        shard = self._shards.get(name)
+        if shard is not None:
+            return shard
+        with self._lock:
+            shard = self._shards.get(name)
+            if shard is None:
+                if not (self._folder(name) / SPEC_FILE).is_file():
+                    raise IndexNotFoundError(name)
+                with translated("load", name):
+                    shard = qe.EdgeShard.load(str(self._folder(name) / SHARD_DIR))
+                self._shards[name] = shard
+            return shard
+
+    @contextmanager
+    def _writing(self, operation: str, name: str) -> Iterator[Any]:
+        shard = self._shard(name)
+        with self._lock, translated(operation, name):
+            yield shard
+
+    # -- collections ----------------------------------------------------------------
+
+    def create(self, name: str, layout: CollectionLayout, spec_json: str) -> None:
+        dense = qe.EdgeVectorParams(
+            size=layout.dimension, distance=getattr(qe.Distance, layout.distance),
+            on_disk=layout.on_disk or None,
+            hnsw_config=None if layout.hnsw_m is None and not layout.ef_construct
+            and not layout.full_scan_threshold
+            else _hnsw(_DEFAULT_M if layout.hnsw_m is None else layout.hnsw_m, layout),
+        )
+        vectors = {naming.DENSE: dense}
+        if layout.keep_raw:
+            vectors[naming.RAW] = qe.EdgeVectorParams(
+                size=layout.dimension, distance=qe.Distance.Dot, on_disk=True,
+                hnsw_config=_hnsw(0, layout))
+        sparse = {naming.SPARSE: qe.EdgeSparseVectorParams()} if layout.sparse else None
+        folder = self._folder(name)
+        with self._lock, translated("create"):
+            if (folder / SPEC_FILE).is_file():
+                raise IndexExistsError(name)
+            if folder.exists():
+                shutil.rmtree(folder)  # a half-created or half-deleted index
+            folder.mkdir(parents=True)
+            try:
+                shard = qe.EdgeShard.create(str(folder / SHARD_DIR),
+                                            qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse))
+                shard.update(qe.UpdateOperation.create_field_index(
+                    naming.NAMESPACE, qe.KeywordIndexParams(is_tenant=True)))
+                tmp = folder / (SPEC_FILE + ".tmp")
+                tmp.write_text(spec_json, encoding="utf-8")
+                tmp.replace(folder / SPEC_FILE)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            self._shards[name] = shard
+
+    def drop(self, name: str) -> None:
+        folder = self._folder(name)
+        with self._lock, translated("drop", name):
+            if not (folder / SPEC_FILE).is_file():
+                raise IndexNotFoundError(name)
+            (folder / SPEC_FILE).unlink()
+            shard = self._shards.pop(name, None)
+            if shard is not None:
+                shard.close()
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def names(self) -> list[str]:
+        if not self._root.is_dir():
+            return []
+        return sorted(p.name for p in self._root.iterdir() if (p / SPEC_FILE).is_file())
+
+    def spec_json(self, name: str) -> str | None:
+        path = self._folder(name) / SPEC_FILE
+        try:
+            return path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    # -- points -----------------------------------------------------------------------
+
+    def upsert(self, name: str, points: Sequence[Point]) -> None:
+        edge_points = [qe.Point(id=p.uid, payload=dict(p.payload),
+                                vector={k: _vector(v) for k, v in p.vectors.items()})
+                       for p in points]
+        with self._writing("upsert", name) as shard:
+            shard.update(qe.UpdateOperation.upsert_points(edge_points))
+
+    def delete_points(self, name: str, uids: Sequence[str]) -> None:
+        with self._writing("delete", name) as shard:
+            shard.update(qe.UpdateOperation.delete_points(list(uids)))
+
+    def delete_by_filter(self, name: str, flt: QdrantFilter) -> None:
+        with self._writing("delete", name) as shard:
+            shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge(flt)))
+
+    def search(self, name: str, using: str, query: VectorValue, flt: QdrantFilter,
+               limit: int, vectors: Sequence[str], options: SearchOptions,
+               strong: bool) -> list[Hit]:
+        shard = self._shard(name)
+        params = None
+        if options.ef is not None or options.exact:
+            params = qe.SearchParams(hnsw_ef=options.ef, exact=options.exact)
+        request = qe.QueryRequest(
+            limit=limit, query=qe.Query.Nearest(_vector(query), using=using),
+            filter=to_edge(flt), with_payload=True, with_vector=list(vectors) or False,
+            params=params)
+        with translated("query", name):
+            return [_hit(p) for p in shard.query(request)]
+
+    def scroll(self, name: str, flt: QdrantFilter, limit: int, offset: str | None,
+               vectors: Sequence[str], strong: bool = True) -> tuple[list[Hit], str | None]:
+        shard = self._shard(name)
+        request = qe.ScrollRequest(offset=offset, limit=limit, filter=to_edge(flt),
+                                   with_payload=True, with_vector=list(vectors) or False)
+        with translated("scroll", name):
+            points, next_offset = shard.scroll(request)
+        return [_hit(p) for p in points], None if next_offset is None else str(next_offset)
+
+    def retrieve(self, name: str, uids: Sequence[str], vectors: Sequence[str]) -> list[Hit]:
+        shard = self._shard(name)
+        with translated("retrieve", name):
+            points = shard.retrieve(list(uids), with_payload=True,
+                                    with_vector=list(vectors) or False)
+        return [_hit(p) for p in points]
+
+    def count(self, name: str, flt: QdrantFilter) -> int:
+        shard = self._shard(name)
+        with translated("count", name):
+            return int(shard.count(qe.CountRequest(filter=to_edge(flt), exact=True)))
+
+    def facet(self, name: str, key: str, flt: QdrantFilter | None,
+              limit: int) -> list[tuple[str, int]]:
+        shard = self._shard(name)
+        request = qe.FacetRequest(key=key, limit=limit, exact=True,
+                                  filter=None if flt is None else to_edge(flt))
+        with translated("facet", name):
+            response = shard.facet(request)
+        return [(str(h.value), int(h.count)) for h in response.hits]
+
+    def close(self) -> None:
+        with self._lock:
+            shards, self._shards = list(self._shards.values()), {}
+            for shard in shards:
+                with translated("close"):
+                    shard.close()
+
+
+__all__ = ["EdgeEngine", "to_edge"]
