@@ -11,7 +11,7 @@ import nox
 nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-BACKENDS = ["local", "pgvector", "chroma", "milvus", "pinecone", "turbopuffer"]
+BACKENDS = ["local", "pgvector", "chroma", "milvus", "pinecone", "turbopuffer", "qdrant"]
 TEST_INSTALL = ("-e", ".[all,test]", "-e", "examples/third_party_adapter")
 
 

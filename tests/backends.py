@@ -71,6 +71,7 @@ ALL: list[Backend] = [
     Backend("milvus", _milvus),
     Backend("turbopuffer", _turbopuffer),
     Backend("pinecone", _pinecone),
+    Backend("qdrant", _url(lambda tmp: f"qdrant+edge://{tmp / 'qdrant'}")),
 ]
 
 

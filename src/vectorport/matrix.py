@@ -32,6 +32,7 @@ SDK_DISTRIBUTIONS = {
     "milvus": ("pymilvus", "milvus-lite"),
     "pinecone": ("pinecone",),
     "turbopuffer": ("turbopuffer",),
+    "qdrant": ("qdrant-client", "qdrant-edge-py"),
 }
 
 
