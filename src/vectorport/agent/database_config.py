@@ -53,7 +53,7 @@ SECTION_KEYS: Mapping[str, Mapping[str, str]] = {
     "chroma": {**_GENERIC, "where": "filter", "where_document": "backend:where_document"},
     "turbopuffer": {**_GENERIC, "consistency": "consistency"},
     "milvus": {**_GENERIC, "consistency": "consistency", "ef": "ef", "nprobe": "probes"},
-    "qdrant": {**_GENERIC, "consistency": "consistency", "ef": "ef", "exact": "backend:exact"},
+    "qdrant": {**_GENERIC, "consistency": "consistency", "ef": "ef", "hnsw_ef": "ef"},
 }
 """For each known backend: the keys its section accepts, and the option each becomes."""
 

@@ -155,8 +155,11 @@ class QdrantAdapter:
         if url.path not in ("", "/"):
             raise ConfigError("Qdrant server URLs take no path")
         api_key: Secret | None = url.credential("api_key")
+        # check_compatibility off: it asks the server for its version inside the
+        # constructor, which would make connect() do I/O (and wait out a dead host)
         kwargs: dict[str, Any] = {"host": url.host, "port": url.port or DEFAULT_PORT,
-                                  "https": url.scheme == "qdrants"}
+                                  "https": url.scheme == "qdrants",
+                                  "check_compatibility": False}
         timeout = _timeout(url)
         if timeout is not None:
             kwargs["timeout"] = timeout
