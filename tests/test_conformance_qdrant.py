@@ -101,12 +101,19 @@ class TestQdrantServer(QdrantBinding):
 
 
 class TestQdrantEdgeProtocols(NavigableConformance, PatchableConformance):
-    """The chunk protocols over Qdrant Edge: navigable through the (sorted) id listing;
-    patching is the generic read-modify-write one (no native patch is declared)."""
-
-    expect_patchable: ClassVar[bool] = False
+    """The chunk protocols over Qdrant Edge: navigable through the (sorted) id listing,
+    natively patchable (compare-and-swap with Qdrant's conditional update)."""
 
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:
         yield from edge_store()
+
+
+class TestQdrantLocalProtocols(NavigableConformance, PatchableConformance):
+    """The same over qdrant-client's local mode."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def store(cls) -> Iterator[vectorport.Store]:
+        yield from local_store()

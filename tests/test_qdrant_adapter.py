@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from vectorport.core.errors import (
     ValidationError,
 )
 from vectorport.core.filters.parse import parse_filter
+from vectorport.core.store import PatchableIndex
 from vectorport.core.validation import sparse_vector
 
 ENGINES = ["edge", "local"]
@@ -325,3 +327,41 @@ def test_size_batches_split_by_estimated_bytes() -> None:
     assert [p.uid for b in batches for p in b] == [str(i) for i in range(10)]
     assert len(batches) == 5  # about 24 KB each, two to a batch
     assert list(size_batches(points[:1], max_bytes=1)) == [points[:1]]
+
+
+# -- patching ------------------------------------------------------------------------
+
+def test_patch_merges_unsets_and_replaces(store: vectorport.Store) -> None:
+    index = store.create_index("patch_idx", 2, "cosine", sparse=True)
+    assert isinstance(index, PatchableIndex)
+    index.upsert([{"id": "a", "vector": [1, 0], "metadata": {"keep": 1, "drop": True},
+                   "document": "d", "sparse": {"indices": [1], "values": [2.0]}}], namespace="n")
+    assert index.patch("a", vector=[3, 4], metadata={"drop": None, "new": False},
+                       namespace="n") is True
+    record = index.fetch(["a"], namespace="n")["a"]
+    assert record.vector.tolist() == [3.0, 4.0] and record.document == "d"
+    assert dict(record.metadata) == {"keep": 1, "new": False}
+    assert record.sparse is not None and record.sparse.values == (2.0,)
+    assert [m.id for m in index.query([3, 4], filter={"new": False}, namespace="n")] == ["a"]
+    assert index.query([3, 4], filter={"drop": True}, namespace="n") == []
+    assert index.patch("a", metadata={"x": 1}) is False  # other namespace
+    assert index.patch("missing", metadata={"x": 1}, namespace="n") is False
+    assert index.count("n") == 1 and index.count() == 0
+
+
+def test_concurrent_patches_lose_no_update(store: vectorport.Store) -> None:
+    """Each thread sets its own key many times: with a plain read-modify-write some
+    keys would be lost; compare-and-swap keeps every one."""
+    index = store.create_index("cas_idx", 2, "dotproduct")
+    assert isinstance(index, PatchableIndex)
+    index.upsert([("a", [1, 0], {"base": 0})])
+    workers, rounds = 4, 6
+
+    def work(worker: int) -> None:
+        for n in range(rounds):
+            assert index.patch("a", metadata={f"w{worker}": n}) is True
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(work, range(workers)))
+    metadata = dict(index.fetch(["a"])["a"].metadata)
+    assert metadata == {"base": 0, **{f"w{w}": rounds - 1 for w in range(workers)}}

@@ -33,6 +33,8 @@ by id, hybrid queries scored as ``dense + sparse`` with a proven bound.
 from __future__ import annotations
 
 import importlib.util
+import random
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -50,7 +52,7 @@ from vectorport.adapters.qdrant.options import SearchOptions, collection_layout,
 from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
-from vectorport.core.errors import ConfigError, IndexNotFoundError
+from vectorport.core.errors import BackendError, ConfigError, IndexNotFoundError
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
     IdPage,
@@ -59,6 +61,7 @@ from vectorport.core.types import (
     Match,
     QueryRequest,
     Record,
+    RecordPatch,
     SparseVector,
 )
 
@@ -68,6 +71,7 @@ _SERVER_OPTIONS = frozenset({"api_key", "api_key_env", "timeout"})
 _SCAN_PAGE = 1_024
 _FETCH_CHUNK = 1_000
 _FACET_LIMIT = 10_000
+_PATCH_ATTEMPTS = 16
 _REQUEST_BYTES = 8 * 1024 * 1024
 """Upserts are split so that one request stays well under a server's default 32 MiB."""
 
@@ -266,6 +270,41 @@ class QdrantAdapter:
         self._engine.delete_by_filter(index.name, {"must": [namespace_condition(namespace)]})
 
     # -- optional protocols ---------------------------------------------------------
+
+    def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
+        """Read the point, write the patched point conditioned on the revision read
+        (compare-and-swap, :data:`.naming.REVISION`), and check which revision is
+        stored: a concurrent write makes the swap fail and the patch start again, so a
+        patch is atomic and never undoes another write."""
+        uid = naming.point_id(namespace, patch.id)
+        names = codec.vector_names(index)
+        for attempt in range(_PATCH_ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, 0.002 * attempt))  # back off under contention
+            found = self._engine.retrieve(index.name, [uid], names)
+            if not found:
+                return False
+            current = found[0]
+            revision = current.payload.get(naming.REVISION)
+            point = codec.to_point(index, namespace,
+                                   codec.patched(codec.to_record(index, current), patch),
+                                   bools_native=self._engine.bools_native)
+            condition: QdrantFilter = (
+                {"must": [{"key": naming.REVISION, "match": {"value": revision}}]}
+                if isinstance(revision, str)
+                else {"must": [{"is_empty": {"key": naming.REVISION}}]}
+            )
+            self._engine.replace_if(index.name, point, condition)
+            after = self._engine.retrieve(index.name, [uid], ())
+            if not after:
+                return False  # deleted meanwhile
+            if after[0].payload.get(naming.REVISION) == point.payload[naming.REVISION]:
+                return True
+        raise BackendError(
+            f"qdrant patch of {patch.id!r}: the record kept changing under "
+            f"{_PATCH_ATTEMPTS} attempts (concurrent writes)"
+        )
+
 
     def list_ids(self, index: IndexSpec, namespace: str, *, prefix: str | None,
                  filter: Filter | None, limit: int, cursor: str | None) -> IdPage:

@@ -22,7 +22,7 @@ QDRANT_CAPABILITIES = Capabilities(
     consistency=frozenset({"strong", "eventual"}),
     index_types=frozenset({"auto", "flat", "hnsw"}),  # flat: HNSW graph off (m=0)
     documents=True,  # under a reserved payload key
-    patch=False,  # no atomic way to merge, unset and replace a vector in one operation
+    patch=True,  # compare-and-swap on a revision token with Qdrant's conditional update
     list_ids=True,  # a scan sorted by id: Qdrant orders by numeric fields only
     delete_by_filter=True,
     count_by_filter=True,

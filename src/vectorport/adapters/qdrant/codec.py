@@ -7,6 +7,7 @@ independent of either SDK, so that the layout lives here once.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from vectorport.core.types import (
     Match,
     MetadataValue,
     Record,
+    RecordPatch,
     SparseVector,
 )
 
@@ -64,7 +66,7 @@ def spec_from_json(text: str) -> IndexSpec:
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
     meta = {k: list(v) if isinstance(v, tuple) else v for k, v in record.metadata.items()}
     payload: dict[str, Any] = {naming.NAMESPACE: namespace, naming.ID: record.id,
-                               naming.META: meta}
+                               naming.META: meta, naming.REVISION: uuid.uuid4().hex}
     if record.document is not None:
         payload[naming.DOCUMENT] = record.document
     if not bools_native:
@@ -122,6 +124,20 @@ def to_record(index: IndexSpec, hit: Hit) -> Record:
     return Record(id=hit.record_id, vector=dense_of(index, hit),
                   metadata=metadata_of(hit.payload), sparse=sparse_of(index, hit),
                   document=document_of(hit.payload))
+
+
+def patched(record: Record, patch: RecordPatch) -> Record:
+    """``record`` with ``patch`` applied: metadata keys merged and removed, the vector,
+    sparse vector or document replaced where given."""
+    metadata = {k: v for k, v in record.metadata.items() if k not in patch.unset_metadata}
+    metadata.update(patch.set_metadata)
+    return Record(
+        id=record.id,
+        vector=record.vector if patch.vector is None else patch.vector,
+        metadata=metadata,
+        sparse=record.sparse if patch.sparse is None else patch.sparse,
+        document=record.document if patch.document is None else patch.document,
+    )
 
 
 def to_match(index: IndexSpec, hit: Hit, score: float, *, metadata: bool, vectors: bool,

@@ -31,6 +31,9 @@ NAMESPACE = "_ns"
 """The namespace, a keyword field with Qdrant's tenant index (``is_tenant``)."""
 ID = "_id"
 DOCUMENT = "_doc"
+REVISION = "_rev"
+"""A fresh random token on every write: patches are compare-and-swap on it (an upsert
+conditioned on the revision read), which makes them atomic without a lock."""
 META = "m"
 BOOLS = "_b"
 """On engines whose filters cannot match a JSON bool (the edge bindings turn
@@ -63,6 +66,6 @@ def bool_text(value: bool) -> str:
 
 
 __all__ = [
-    "BOOLS", "DENSE", "DOCUMENT", "ID", "META", "NAMESPACE", "POINT_ID_NAMESPACE", "RAW",
+    "BOOLS", "DENSE", "DOCUMENT", "ID", "META", "NAMESPACE", "POINT_ID_NAMESPACE", "RAW", "REVISION",
     "SPARSE", "SPEC_KEY", "bool_key", "bool_text", "meta_key", "point_id",
 ]

@@ -150,6 +150,13 @@ class ClientEngine:
         with self._guard("upsert", name) as client:
             client.upsert(name, points=structs, wait=True)
 
+    def replace_if(self, name: str, point: Point, condition: QdrantFilter) -> None:
+        struct = models.PointStruct(id=point.uid, payload=dict(point.payload),
+                                    vector={k: _vector(v) for k, v in point.vectors.items()})
+        with self._guard("upsert", name) as client:
+            client.upsert(name, points=[struct], wait=True, update_filter=to_model(condition),
+                          update_mode=models.UpdateMode.UPDATE_ONLY)
+
     def delete_points(self, name: str, uids: Sequence[str]) -> None:
         with self._guard("delete", name) as client:
             client.delete(name, points_selector=models.PointIdsList(points=list(uids)),

@@ -200,6 +200,13 @@ class EdgeEngine:
         with self._writing("upsert", name) as shard:
             shard.update(qe.UpdateOperation.upsert_points(edge_points))
 
+    def replace_if(self, name: str, point: Point, condition: QdrantFilter) -> None:
+        edge_point = qe.Point(id=point.uid, payload=dict(point.payload),
+                              vector={k: _vector(v) for k, v in point.vectors.items()})
+        with self._writing("upsert", name) as shard:
+            shard.update(qe.UpdateOperation.upsert_points(
+                [edge_point], condition=to_edge(condition), update_mode=qe.UpdateMode.UpdateOnly))
+
     def delete_points(self, name: str, uids: Sequence[str]) -> None:
         with self._writing("delete", name) as shard:
             shard.update(qe.UpdateOperation.delete_points(list(uids)))
