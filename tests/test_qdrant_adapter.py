@@ -24,6 +24,7 @@ import vectorport
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.adapter import QdrantAdapter, size_batches
 from vectorport.adapters.qdrant.codec import Point
+from vectorport.adapters.qdrant.engines.edge import EdgeEngine
 from vectorport.agent.database_config import options_for_backend
 from vectorport.conformance.base import canonical_records
 from vectorport.conformance.reference import reference_query
@@ -365,3 +366,34 @@ def test_concurrent_patches_lose_no_update(store: vectorport.Store) -> None:
         list(pool.map(work, range(workers)))
     metadata = dict(index.fetch(["a"])["a"].metadata)
     assert metadata == {"base": 0, **{f"w{w}": rounds - 1 for w in range(workers)}}
+
+
+# -- HNSW on the edge engine ---------------------------------------------------------------
+
+def test_edge_builds_hnsw_and_searches_it(tmp_path: Path) -> None:
+    """Edge shards run Qdrant's optimizers only when asked: the adapter asks every
+    ``optimize_every`` points, after which searches go through the HNSW graph."""
+    rng = np.random.default_rng(7)
+    rows = [{"id": f"p{i:04d}", "vector": rng.normal(size=16).tolist(),
+             "metadata": {"even": i % 2 == 0}} for i in range(1500)]
+    url = f"qdrant+edge://{tmp_path}/hnsw?optimize_every=500"
+    with vectorport.connect(url) as store:
+        index = store.create_index("hnsw_idx", 16, "cosine", index_type="hnsw",
+                                   index_params={"m": 8, "ef_construction": 64},
+                                   backend_options={"qdrant": {"indexing_threshold": 1,
+                                                               "full_scan_threshold": 1}})
+        index.upsert(rows, namespace="t", batch_size=250)
+        index.upsert(rows[:10])  # another tenant, same vectors
+        engine = _adapter(store).engine
+        assert isinstance(engine, EdgeEngine) and engine.indexed_vectors("hnsw_idx") > 0
+        records = canonical_records(rows, 16)
+        query = rng.normal(size=16).tolist()
+        flt = {"even": True}
+        want = [e.id for e in reference_query(records, "cosine", vector=query,
+                                              filter=parse_filter(flt), top_k=10)]
+        exact = index.query(query, filter=flt, top_k=10, namespace="t",
+                            backend_options={"qdrant": {"exact": True}})
+        assert [m.id for m in exact] == want
+        approximate = index.query(query, filter=flt, top_k=10, namespace="t", ef=256)
+        assert len(set(m.id for m in approximate) & set(want)) >= 8  # HNSW recall
+        assert index.count("t", filter=flt) == 750 and index.count() == 10

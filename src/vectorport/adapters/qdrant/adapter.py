@@ -129,14 +129,18 @@ class QdrantAdapter:
     @classmethod
     def from_url(cls, url: ConnectionURL) -> QdrantAdapter:
         if url.scheme == "qdrant+edge":
-            url.unknown_options(frozenset())
+            url.unknown_options(frozenset({"optimize_every"}))
             if importlib.util.find_spec("qdrant_edge") is None:
                 raise ConfigError(
                     'qdrant+edge:// needs qdrant-edge-py: pip install "vectorport[qdrant]"'
                 )
-            from vectorport.adapters.qdrant.engines.edge import EdgeEngine
+            from vectorport.adapters.qdrant.engines.edge import OPTIMIZE_EVERY, EdgeEngine
 
-            return cls(EdgeEngine(_local_path(url)), EDGE_CAPABILITIES, shown_as=url.redacted())
+            every = url.int_option("optimize_every", OPTIMIZE_EVERY)
+            if every < 0:
+                raise ConfigError("URL option optimize_every must be 0 (never) or more")
+            return cls(EdgeEngine(_local_path(url), optimize_every=every), EDGE_CAPABILITIES,
+                       shown_as=url.redacted())
         from qdrant_client import QdrantClient
 
         from vectorport.adapters.qdrant.engines.client import ClientEngine

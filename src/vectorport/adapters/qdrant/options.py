@@ -17,7 +17,7 @@ BACKEND = "qdrant"
 DISTANCES = {"cosine": "Cosine", "dotproduct": "Dot", "euclidean": "Euclid"}
 """Qdrant's distance for each metric (the enum member names of both SDKs)."""
 
-CREATE_OPTIONS = frozenset({"on_disk", "full_scan_threshold"})
+CREATE_OPTIONS = frozenset({"on_disk", "full_scan_threshold", "indexing_threshold"})
 QUERY_OPTIONS = frozenset({"exact"})
 
 
@@ -34,6 +34,8 @@ class CollectionLayout:
     """0 turns the HNSW graph off (``flat``); None keeps Qdrant's default."""
     ef_construct: int | None
     full_scan_threshold: int | None
+    indexing_threshold: int | None
+    """Kilobytes of vectors in a segment before Qdrant builds its HNSW graph."""
     on_disk: bool
 
 
@@ -71,6 +73,9 @@ def collection_layout(spec: IndexSpec) -> CollectionLayout:
     threshold = section.get("full_scan_threshold")
     if threshold is not None:
         threshold = _positive_int("full_scan_threshold", threshold)
+    indexing = section.get("indexing_threshold")
+    if indexing is not None:
+        indexing = _positive_int("indexing_threshold", indexing)
     params = dict(spec.index_params)
     m: int | None = None
     ef_construct: int | None = None
@@ -94,7 +99,7 @@ def collection_layout(spec: IndexSpec) -> CollectionLayout:
     return CollectionLayout(
         dimension=spec.dimension, distance=DISTANCES[spec.metric], sparse=spec.sparse,
         keep_raw=spec.metric == "cosine", hnsw_m=m, ef_construct=ef_construct,
-        full_scan_threshold=threshold, on_disk=on_disk,
+        full_scan_threshold=threshold, indexing_threshold=indexing, on_disk=on_disk,
     )
 
 

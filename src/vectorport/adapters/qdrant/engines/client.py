@@ -113,8 +113,12 @@ class ClientEngine:
         with self._guard("create_collection") as client:
             if client.collection_exists(name):
                 raise IndexExistsError(name)
+            optimizers = None
+            if layout.indexing_threshold is not None:
+                optimizers = models.OptimizersConfigDiff(
+                    indexing_threshold=layout.indexing_threshold)
             client.create_collection(name, vectors_config=vectors,
-                                     sparse_vectors_config=sparse,
+                                     sparse_vectors_config=sparse, optimizers_config=optimizers,
                                      metadata={naming.SPEC_KEY: spec_json})
             if not self.local:
                 client.create_payload_index(

@@ -36,6 +36,8 @@ from vectorport.core.errors import IndexExistsError, IndexNotFoundError
 from vectorport.core.types import SparseVector
 
 SPEC_FILE = "vectorport.json"
+OPTIMIZE_EVERY = 10_000
+"""Points written (or deleted) between two runs of the optimizers, by default."""
 SHARD_DIR = "shard"
 _DEFAULT_M = 16
 _DEFAULT_EF_CONSTRUCT = 100
@@ -103,11 +105,13 @@ class EdgeEngine:
     bools_native = False
     applies_hints = True
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, optimize_every: int = OPTIMIZE_EVERY) -> None:
         self._root = root
         self._root.mkdir(parents=True, exist_ok=True)
         self._shards: dict[str, Any] = {}
         self._lock = threading.RLock()
+        self._optimize_every = optimize_every
+        self._written: dict[str, int] = {}
 
     def _folder(self, name: str) -> Path:
         return self._root / name
@@ -127,10 +131,27 @@ class EdgeEngine:
             return shard
 
     @contextmanager
-    def _writing(self, operation: str, name: str) -> Iterator[Any]:
+    def _writing(self, operation: str, name: str, points: int) -> Iterator[Any]:
         shard = self._shard(name)
         with self._lock, translated(operation, name):
             yield shard
+            self._after_write(name, shard, points)
+
+    def _after_write(self, name: str, shard: Any, points: int) -> None:
+        """Run Qdrant's optimizers once enough points were written since the last run.
+
+        Inside a server they run in the background; an Edge shard runs them only when
+        asked, and until then new points sit in unindexed segments (searched in full)
+        and deleted ones are never vacuumed. The write that crosses the threshold
+        waits for them.
+        """
+        if self._optimize_every <= 0:
+            return
+        written = self._written.get(name, 0) + points
+        if written >= self._optimize_every:
+            shard.optimize()
+            written = 0
+        self._written[name] = written
 
     # -- collections ----------------------------------------------------------------
 
@@ -156,8 +177,13 @@ class EdgeEngine:
                 shutil.rmtree(folder)  # a half-created or half-deleted index
             folder.mkdir(parents=True)
             try:
-                shard = qe.EdgeShard.create(str(folder / SHARD_DIR),
-                                            qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse))
+                optimizers = None
+                if layout.indexing_threshold is not None:
+                    optimizers = qe.EdgeOptimizersConfig(
+                        indexing_threshold=layout.indexing_threshold)
+                shard = qe.EdgeShard.create(
+                    str(folder / SHARD_DIR),
+                    qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers))
                 shard.update(qe.UpdateOperation.create_field_index(
                     naming.NAMESPACE, qe.KeywordIndexParams(is_tenant=True)))
                 tmp = folder / (SPEC_FILE + ".tmp")
@@ -175,9 +201,15 @@ class EdgeEngine:
                 raise IndexNotFoundError(name)
             (folder / SPEC_FILE).unlink()
             shard = self._shards.pop(name, None)
+            self._written.pop(name, None)
             if shard is not None:
                 shard.close()
             shutil.rmtree(folder, ignore_errors=True)
+
+    def indexed_vectors(self, name: str) -> int:
+        """How many vectors Qdrant's HNSW indexes hold (0 before the optimizers ran)."""
+        with translated("info", name):
+            return int(self._shard(name).info().indexed_vectors_count)
 
     def names(self) -> list[str]:
         if not self._root.is_dir():
@@ -197,22 +229,23 @@ class EdgeEngine:
         edge_points = [qe.Point(id=p.uid, payload=dict(p.payload),
                                 vector={k: _vector(v) for k, v in p.vectors.items()})
                        for p in points]
-        with self._writing("upsert", name) as shard:
+        with self._writing("upsert", name, len(edge_points)) as shard:
             shard.update(qe.UpdateOperation.upsert_points(edge_points))
 
     def replace_if(self, name: str, point: Point, condition: QdrantFilter) -> None:
         edge_point = qe.Point(id=point.uid, payload=dict(point.payload),
                               vector={k: _vector(v) for k, v in point.vectors.items()})
-        with self._writing("upsert", name) as shard:
+        with self._writing("upsert", name, 1) as shard:
             shard.update(qe.UpdateOperation.upsert_points(
                 [edge_point], condition=to_edge(condition), update_mode=qe.UpdateMode.UpdateOnly))
 
     def delete_points(self, name: str, uids: Sequence[str]) -> None:
-        with self._writing("delete", name) as shard:
+        with self._writing("delete", name, len(uids)) as shard:
             shard.update(qe.UpdateOperation.delete_points(list(uids)))
 
     def delete_by_filter(self, name: str, flt: QdrantFilter) -> None:
-        with self._writing("delete", name) as shard:
+        with self._writing("delete", name, self._optimize_every // 10) as shard:
+            # counted as a tenth of the threshold: how many it removed is not reported
             shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge(flt)))
 
     def search(self, name: str, using: str, query: VectorValue, flt: QdrantFilter,
