@@ -1,6 +1,8 @@
 """The conformance suite on Qdrant: Qdrant Edge (Qdrant's Rust engine, embedded, through
 qdrant-edge-py), qdrant-client's local mode, and a Qdrant server when
-``VECTORPORT_TEST_QDRANT_URL`` is set (for example ``qdrant://127.0.0.1:6333``).
+``VECTORPORT_TEST_QDRANT_URL`` is set (for example ``qdrant://127.0.0.1:6333``) or Qdrant's
+release binary is found (``QDRANT_BINARY`` or ``qdrant`` on ``PATH``, see
+:mod:`vectorport.testing.qdrant`).
 
 Deviations, declared and checked to raise: ranges over strings (Qdrant's range is
 numeric) and number operands of magnitude 2^53 or more (Qdrant compares as float64).
@@ -21,6 +23,7 @@ from vectorport.conformance import ConformanceSuite
 from vectorport.conformance.protocols import NavigableConformance, PatchableConformance
 from vectorport.core.filters.ast import Condition, Filter, walk
 from vectorport.testing import url_from_env
+from vectorport.testing.qdrant import find_binary, server_url
 
 RANGES = frozenset({"$gt", "$gte", "$lt", "$lte"})
 
@@ -87,17 +90,18 @@ class TestQdrantLocal(QdrantBinding):
         yield from local_store()
 
 
-@pytest.mark.skipif(url_from_env("qdrant") is None, reason="VECTORPORT_TEST_QDRANT_URL not set")
+@pytest.mark.skipif(url_from_env("qdrant") is None and find_binary() is None,
+                    reason="no Qdrant server: set VECTORPORT_TEST_QDRANT_URL or QDRANT_BINARY")
 class TestQdrantServer(QdrantBinding):
     matrix_label = "qdrant (server)"
 
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:
-        url = url_from_env("qdrant")
-        assert url is not None
-        with vectorport.connect(url) as store:
-            yield store
+        with server_url() as url:
+            assert url is not None
+            with vectorport.connect(url) as store:
+                yield store
 
 
 class TestQdrantEdgeProtocols(NavigableConformance, PatchableConformance):
