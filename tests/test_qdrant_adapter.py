@@ -7,6 +7,8 @@ query or from the definitions in :mod:`vectorport.adapters.qdrant.naming`."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -397,3 +399,39 @@ def test_edge_builds_hnsw_and_searches_it(tmp_path: Path) -> None:
         approximate = index.query(query, filter=flt, top_k=10, namespace="t", ef=256)
         assert len(set(m.id for m in approximate) & set(want)) >= 8  # HNSW recall
         assert index.count("t", filter=flt) == 750 and index.count() == 10
+
+
+def test_edge_connections_of_one_process_share_the_shard(tmp_path: Path) -> None:
+    url = f"qdrant+edge://{tmp_path}/shared"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("shared_idx", 2, "dotproduct")
+        mine.upsert([("a", [1, 0])])
+        theirs = second.index("shared_idx")
+        assert theirs.count() == 1  # a read after a write, from another client
+        theirs.upsert([("b", [0, 1])])
+        assert sorted(mine.fetch(["a", "b"])) == ["a", "b"]
+        first.close()
+        assert theirs.count() == 2  # the shard stays open for the other connection
+        second.delete_index("shared_idx")
+    with vectorport.connect(url) as again:
+        assert again.list_indexes() == []
+
+
+def test_edge_refuses_a_shard_open_in_another_process(tmp_path: Path) -> None:
+    url = f"qdrant+edge://{tmp_path}/busy"
+    with vectorport.connect(url) as store:
+        store.create_index("busy_idx", 2, "dotproduct").upsert([("a", [1, 0])])
+        script = (
+            "import sys, vectorport\n"
+            "from vectorport.core.errors import BackendError\n"
+            f"store = vectorport.connect({url!r})\n"
+            "try:\n"
+            "    store.index('busy_idx').count()\n"
+            "except BackendError as exc:\n"
+            "    print(exc); sys.exit(0)\n"
+            "sys.exit(1)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "open in another process" in done.stdout

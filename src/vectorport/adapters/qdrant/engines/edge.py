@@ -12,8 +12,9 @@ JSON bools; the adapter matches them on string shadows instead (``bools_native``
 false, see :mod:`..naming`). Every update is applied before ``update`` returns, so
 reads are strong.
 
-One process opens a shard at a time: shards stay open for the adapter's lifetime, and
-writes and folder changes are serialised by one lock.
+One process opens a shard at a time (its WAL is locked): every connection of the
+process to the same folder shares one open shard, kept open until the last of them
+closes, and writes and folder changes are serialised by one process-wide lock.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import shutil
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
 from vectorport.adapters.qdrant.errors import translated
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
-from vectorport.core.errors import IndexExistsError, IndexNotFoundError
+from vectorport.core.errors import BackendError, IndexExistsError, IndexNotFoundError
 from vectorport.core.types import SparseVector
 
 SPEC_FILE = "vectorport.json"
@@ -98,8 +100,28 @@ def _hnsw(m: int, layout: CollectionLayout) -> Any:
     )
 
 
+@dataclass
+class _Open:
+    """One open shard, shared by every engine of the process on the same folder."""
+
+    shard: Any
+    holders: set[object] = field(default_factory=set)
+    written: int = 0
+    """Points written since the optimizers last ran."""
+
+
+_OPEN: dict[str, _Open] = {}
+_PROCESS_LOCK = threading.RLock()
+"""Guards :data:`_OPEN`, folder changes and writes of every Edge engine in the process."""
+
+
 class EdgeEngine:
-    """Qdrant Edge shards in a folder."""
+    """Qdrant Edge shards in a folder.
+
+    An Edge shard has one owner (its WAL is locked), so every connection of this process
+    to the same folder shares one open shard (and sees every write at once), while a
+    second process gets a clear error.
+    """
 
     name = "Qdrant Edge"
     bools_native = False
@@ -108,32 +130,43 @@ class EdgeEngine:
     def __init__(self, root: Path, *, optimize_every: int = OPTIMIZE_EVERY) -> None:
         self._root = root
         self._root.mkdir(parents=True, exist_ok=True)
-        self._shards: dict[str, Any] = {}
-        self._lock = threading.RLock()
+        self._token = object()
         self._optimize_every = optimize_every
-        self._written: dict[str, int] = {}
 
     def _folder(self, name: str) -> Path:
         return self._root / name
 
+    def _key(self, name: str) -> str:
+        return str(self._folder(name).resolve())
+
     def _shard(self, name: str) -> Any:
-        shard = self._shards.get(name)
-        if shard is not None:
-            return shard
-        with self._lock:
-            shard = self._shards.get(name)
-            if shard is None:
-                if not (self._folder(name) / SPEC_FILE).is_file():
-                    raise IndexNotFoundError(name)
-                with translated("load", name):
+        entry = _OPEN.get(self._key(name))
+        if entry is not None and self._token in entry.holders:
+            return entry.shard
+        with _PROCESS_LOCK:
+            if not (self._folder(name) / SPEC_FILE).is_file():
+                raise IndexNotFoundError(name)
+            key = self._key(name)
+            entry = _OPEN.get(key)
+            if entry is None:
+                try:
                     shard = qe.EdgeShard.load(str(self._folder(name) / SHARD_DIR))
-                self._shards[name] = shard
-            return shard
+                except Exception as exc:
+                    if "wouldblock" in str(exc).lower():
+                        raise BackendError(
+                            f"qdrant+edge: index {name!r} is open in another process "
+                            "(an Edge shard has a single owner)"
+                        ) from exc
+                    with translated("load", name):
+                        raise
+                entry = _OPEN[key] = _Open(shard)
+            entry.holders.add(self._token)
+            return entry.shard
 
     @contextmanager
     def _writing(self, operation: str, name: str, points: int) -> Iterator[Any]:
         shard = self._shard(name)
-        with self._lock, translated(operation, name):
+        with _PROCESS_LOCK, translated(operation, name):
             yield shard
             self._after_write(name, shard, points)
 
@@ -145,13 +178,13 @@ class EdgeEngine:
         and deleted ones are never vacuumed. The write that crosses the threshold
         waits for them.
         """
-        if self._optimize_every <= 0:
+        entry = _OPEN.get(self._key(name))
+        if self._optimize_every <= 0 or entry is None:
             return
-        written = self._written.get(name, 0) + points
-        if written >= self._optimize_every:
+        entry.written += points
+        if entry.written >= self._optimize_every:
             shard.optimize()
-            written = 0
-        self._written[name] = written
+            entry.written = 0
 
     # -- collections ----------------------------------------------------------------
 
@@ -170,7 +203,7 @@ class EdgeEngine:
                 hnsw_config=_hnsw(0, layout))
         sparse = {naming.SPARSE: qe.EdgeSparseVectorParams()} if layout.sparse else None
         folder = self._folder(name)
-        with self._lock, translated("create"):
+        with _PROCESS_LOCK, translated("create"):
             if (folder / SPEC_FILE).is_file():
                 raise IndexExistsError(name)
             if folder.exists():
@@ -192,18 +225,17 @@ class EdgeEngine:
             except BaseException:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
-            self._shards[name] = shard
+            _OPEN[self._key(name)] = _Open(shard, {self._token})
 
     def drop(self, name: str) -> None:
         folder = self._folder(name)
-        with self._lock, translated("drop", name):
+        with _PROCESS_LOCK, translated("drop", name):
             if not (folder / SPEC_FILE).is_file():
                 raise IndexNotFoundError(name)
             (folder / SPEC_FILE).unlink()
-            shard = self._shards.pop(name, None)
-            self._written.pop(name, None)
-            if shard is not None:
-                shard.close()
+            entry = _OPEN.pop(self._key(name), None)
+            if entry is not None:
+                entry.shard.close()
             shutil.rmtree(folder, ignore_errors=True)
 
     def indexed_vectors(self, name: str) -> int:
@@ -293,11 +325,13 @@ class EdgeEngine:
         return [(str(h.value), int(h.count)) for h in response.hits]
 
     def close(self) -> None:
-        with self._lock:
-            shards, self._shards = list(self._shards.values()), {}
-            for shard in shards:
-                with translated("close"):
-                    shard.close()
+        with _PROCESS_LOCK:
+            for key, entry in list(_OPEN.items()):
+                entry.holders.discard(self._token)
+                if not entry.holders:
+                    del _OPEN[key]
+                    with translated("close"):
+                        entry.shard.close()
 
 
 __all__ = ["EdgeEngine", "to_edge"]
