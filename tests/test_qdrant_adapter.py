@@ -401,8 +401,9 @@ def test_edge_builds_hnsw_and_searches_it(tmp_path: Path) -> None:
         assert index.count("t", filter=flt) == 750 and index.count() == 10
 
 
-def test_edge_connections_of_one_process_share_the_shard(tmp_path: Path) -> None:
-    url = f"qdrant+edge://{tmp_path}/shared"
+@pytest.mark.parametrize("engine", ENGINES)
+def test_connections_of_one_process_share_a_folder(engine: str, tmp_path: Path) -> None:
+    url = _url(engine, tmp_path)
     with vectorport.connect(url) as first, vectorport.connect(url) as second:
         mine = first.create_index("shared_idx", 2, "dotproduct")
         mine.upsert([("a", [1, 0])])
@@ -411,22 +412,22 @@ def test_edge_connections_of_one_process_share_the_shard(tmp_path: Path) -> None
         theirs.upsert([("b", [0, 1])])
         assert sorted(mine.fetch(["a", "b"])) == ["a", "b"]
         first.close()
-        assert theirs.count() == 2  # the shard stays open for the other connection
+        assert theirs.count() == 2  # the folder stays open for the other connection
         second.delete_index("shared_idx")
     with vectorport.connect(url) as again:
         assert again.list_indexes() == []
 
 
-def test_edge_refuses_a_shard_open_in_another_process(tmp_path: Path) -> None:
-    url = f"qdrant+edge://{tmp_path}/busy"
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_folder_open_in_another_process_is_refused(engine: str, tmp_path: Path) -> None:
+    url = _url(engine, tmp_path)
     with vectorport.connect(url) as store:
         store.create_index("busy_idx", 2, "dotproduct").upsert([("a", [1, 0])])
         script = (
             "import sys, vectorport\n"
             "from vectorport.core.errors import BackendError\n"
-            f"store = vectorport.connect({url!r})\n"
             "try:\n"
-            "    store.index('busy_idx').count()\n"
+            f"    vectorport.connect({url!r}).index('busy_idx').count()\n"
             "except BackendError as exc:\n"
             "    print(exc); sys.exit(0)\n"
             "sys.exit(1)\n"

@@ -143,19 +143,19 @@ class QdrantAdapter:
                        shown_as=url.redacted())
         from qdrant_client import QdrantClient
 
-        from vectorport.adapters.qdrant.engines.client import ClientEngine
+        from vectorport.adapters.qdrant.engines.client import ClientEngine, local_folder_engine
 
         if url.scheme in ("qdrant+local", "qdrant+memory"):
             url.unknown_options(frozenset())
             if url.scheme == "qdrant+memory":
                 if url.host or url.path not in ("", "/"):
                     raise ConfigError("qdrant+memory:// takes no host or path")
-                client = QdrantClient(location=":memory:")
+                engine = ClientEngine(QdrantClient(location=":memory:"), local=True,
+                                      name="qdrant-client local mode")
             else:
                 path = _local_path(url)
                 path.mkdir(parents=True, exist_ok=True)
-                client = QdrantClient(path=str(path))
-            engine = ClientEngine(client, local=True, name="qdrant-client local mode")
+                engine = local_folder_engine(path)
             return cls(engine, LOCAL_CAPABILITIES, shown_as=url.redacted())
         url.unknown_options(_SERVER_OPTIONS)
         if not url.host:

@@ -10,8 +10,10 @@ calls are serialised by one lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from qdrant_client import QdrantClient, models
@@ -21,7 +23,7 @@ from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
 from vectorport.adapters.qdrant.errors import translated
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
-from vectorport.core.errors import IndexExistsError
+from vectorport.core.errors import BackendError, IndexExistsError
 from vectorport.core.types import SparseVector
 
 
@@ -69,17 +71,63 @@ def _hit(point: Any) -> Hit:
                vectors=_vectors_back(point.vector), score=float(getattr(point, "score", 0.0)))
 
 
+@dataclass
+class _SharedLocal:
+    client: QdrantClient
+    lock: threading.RLock
+    holders: int = 0
+
+
+_LOCAL_FOLDERS: dict[str, _SharedLocal] = {}
+_LOCAL_FOLDERS_LOCK = threading.Lock()
+
+
+def local_folder_engine(path: Path) -> ClientEngine:
+    """An engine on the local-mode folder ``path``. qdrant-client locks a folder for one
+    client, so every connection of this process to it shares one client (and its lock);
+    another process gets a clear error."""
+    key = str(path.resolve())
+    with _LOCAL_FOLDERS_LOCK:
+        shared = _LOCAL_FOLDERS.get(key)
+        if shared is None:
+            try:
+                client = QdrantClient(path=key)
+            except RuntimeError as exc:
+                if "already accessed" not in str(exc):
+                    raise
+                raise BackendError(
+                    f"qdrant+local: the folder {key} is open in another process "
+                    "(qdrant-client's local mode has a single owner; use a server)"
+                ) from exc
+            shared = _LOCAL_FOLDERS[key] = _SharedLocal(client, threading.RLock())
+        shared.holders += 1
+
+    def release() -> None:
+        with _LOCAL_FOLDERS_LOCK:
+            shared.holders -= 1
+            if shared.holders == 0:
+                del _LOCAL_FOLDERS[key]
+                with shared.lock, translated("close"):
+                    shared.client.close()
+
+    return ClientEngine(shared.client, local=True, name="qdrant-client local mode",
+                        lock=shared.lock, release=release)
+
+
 class ClientEngine:
     """qdrant-client against a server, or in local mode."""
 
     bools_native = True
 
-    def __init__(self, client: QdrantClient, *, local: bool, name: str) -> None:
+    def __init__(self, client: QdrantClient, *, local: bool, name: str,
+                 lock: threading.RLock | None = None,
+                 release: Callable[[], None] | None = None) -> None:
         self._client = client
         self.local = local
         self.name = name
         self.applies_hints = not local
-        self._lock: threading.RLock | None = threading.RLock() if local else None
+        self._lock = lock if lock is not None else threading.RLock() if local else None
+        self._release = release
 
     @contextmanager
     def _guard(self, operation: str, index: str | None = None) -> Iterator[QdrantClient]:
@@ -216,8 +264,12 @@ class ClientEngine:
         return [(str(h.value), int(h.count)) for h in response.hits]
 
     def close(self) -> None:
+        if self._release is not None:
+            release, self._release = self._release, None
+            release()
+            return
         with self._guard("close") as client:
             client.close()
 
 
-__all__ = ["ClientEngine", "to_model"]
+__all__ = ["ClientEngine", "local_folder_engine", "to_model"]
