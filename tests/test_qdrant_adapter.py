@@ -330,6 +330,7 @@ def test_size_batches_split_by_estimated_bytes() -> None:
     assert [p.uid for b in batches for p in b] == [str(i) for i in range(10)]
     assert len(batches) == 5  # about 24 KB each, two to a batch
     assert list(size_batches(points[:1], max_bytes=1)) == [points[:1]]
+    assert list(size_batches(points, max_bytes=None)) == [points]  # Edge, local mode
 
 
 # -- patching ------------------------------------------------------------------------

@@ -72,13 +72,14 @@ _SCAN_PAGE = 1_024
 _FETCH_CHUNK = 1_000
 _FACET_LIMIT = 10_000
 _PATCH_ATTEMPTS = 16
-_REQUEST_BYTES = 8 * 1024 * 1024
-"""Upserts are split so that one request stays well under a server's default 32 MiB."""
 
 
-def size_batches(points: Sequence[Point], max_bytes: int = _REQUEST_BYTES) -> Iterator[list[Point]]:
+def size_batches(points: Sequence[Point], max_bytes: int | None) -> Iterator[list[Point]]:
     """Consecutive runs of ``points`` whose estimated JSON size stays under ``max_bytes``
     (generic batching, kept apart to be swapped for the adapter kit's)."""
+    if max_bytes is None:
+        yield list(points)
+        return
     batch: list[Point] = []
     size = 0
     for point in points:
@@ -222,8 +223,14 @@ class QdrantAdapter:
         bools_native = self._engine.bools_native
         points = [codec.to_point(index, namespace, r, bools_native=bools_native)
                   for r in records]
-        for batch in size_batches(points):
-            self._engine.upsert(index.name, batch)
+        written: list[str] = []
+        try:
+            for batch in size_batches(points, self._engine.max_request_bytes):
+                self._engine.upsert(index.name, batch)
+                written.extend(p.payload[naming.ID] for p in batch)
+        except BackendError as exc:
+            exc.written_ids = tuple(written)  # of this call's batch (see the facade)
+            raise
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         options = search_options(request)

@@ -30,6 +30,8 @@ class Engine(Protocol):
     """Filters can match a JSON bool (else :data:`..naming.BOOLS` shadows are used)."""
     applies_hints: bool
     """``hnsw_ef`` and ``exact`` reach an HNSW search (local mode is brute force)."""
+    max_request_bytes: int | None
+    """Upserts are split to stay under this (a server's request limit); None: no limit."""
 
     def create(self, name: str, layout: CollectionLayout, spec_json: str) -> None:
         """Create the collection; ``IndexExistsError`` when it exists."""

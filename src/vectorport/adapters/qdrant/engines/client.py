@@ -126,6 +126,8 @@ class ClientEngine:
         self.local = local
         self.name = name
         self.applies_hints = not local
+        # a server takes requests of at most 32 MiB by default; local mode has no limit
+        self.max_request_bytes: int | None = None if local else 8 * 1024 * 1024
         self._lock = lock if lock is not None else threading.RLock() if local else None
         self._release = release
 

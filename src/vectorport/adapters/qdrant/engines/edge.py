@@ -126,6 +126,7 @@ class EdgeEngine:
     name = "Qdrant Edge"
     bools_native = False
     applies_hints = True
+    max_request_bytes: int | None = None
 
     def __init__(self, root: Path, *, optimize_every: int = OPTIMIZE_EVERY) -> None:
         self._root = root
