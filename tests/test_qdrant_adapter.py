@@ -437,3 +437,23 @@ def test_a_folder_open_in_another_process_is_refused(engine: str, tmp_path: Path
                               timeout=120)
         assert done.returncode == 0, done.stderr
         assert "open in another process" in done.stdout
+
+
+def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store) -> None:
+    """Few points share a term: after the positive scores come the zero scores by id
+    (points sharing no term, or without a sparse vector), then the negative ones."""
+    index = store.create_index("zero_idx", 2, "dotproduct", sparse=True)
+    rows: list[dict] = [{"id": f"z{i:02d}", "vector": [1.0, 0.0],
+                         "sparse": {"indices": [9], "values": [1.0]}} for i in range(30, 0, -1)]
+    rows += [{"id": "pos", "vector": [1, 0], "sparse": {"indices": [1], "values": [2.0]}},
+             {"id": "neg", "vector": [1, 0], "sparse": {"indices": [1], "values": [-1.0]}},
+             {"id": "nil", "vector": [1, 0]},
+             {"id": "cancel", "vector": [1, 0], "sparse": {"indices": [1, 2], "values": [1, 1]}}]
+    index.upsert(rows)
+    q = {"indices": [1, 2], "values": [1.0, -1.0]}
+    records = canonical_records(rows, 2)
+    for top_k, min_score in ((5, None), (len(rows), None), (8, 0.0), (3, 1.0)):
+        got = index.query(sparse=q, top_k=top_k, min_score=min_score)
+        want = reference_query(records, "dotproduct", sparse=sparse_vector(q), top_k=top_k,
+                               min_score=min_score)
+        assert [m.id for m in got] == [e.id for e in want], (top_k, min_score)

@@ -32,6 +32,7 @@ by id, hybrid queries scored as ``dense + sparse`` with a proven bound.
 
 from __future__ import annotations
 
+import heapq
 import importlib.util
 import random
 import time
@@ -370,6 +371,17 @@ class _Candidates:
 
     def scan(self) -> Iterator[Hit]:
         return scroll_all(self.engine, self.index.name, self.flt, self.vectors, self.strong)
+
+    def smallest_ids(self, exclude: set[str], limit: int) -> Sequence[Hit]:
+        smallest = heapq.nsmallest(
+            limit, (hit for hit in scroll_all(self.engine, self.index.name, self.flt, (),
+                                              self.strong) if hit.uid not in exclude),
+            key=lambda hit: hit.record_id)
+        if not smallest:
+            return []
+        found = {hit.uid: hit for hit in self.engine.retrieve(
+            self.index.name, [hit.uid for hit in smallest], self.vectors)}
+        return [found[hit.uid] for hit in smallest if hit.uid in found]
 
 
 __all__ = ["QdrantAdapter", "scroll_all", "size_batches"]

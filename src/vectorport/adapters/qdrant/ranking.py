@@ -16,8 +16,10 @@ exact and the same on every engine, and gives what one native search cannot:
   bound the answer is exact (Fagin's threshold algorithm); otherwise ``L`` grows, and
   past :data:`SEARCH_CAP` every matching point is scanned.
 - **sparse-only queries** whose sparse list runs out before ``top_k`` positive
-  scores: the rest score 0 and come in id order, which Qdrant cannot order by (its
-  ``order_by`` takes numeric fields only), so they are found by a scan.
+  scores: every point sharing a term was seen, the rest score exactly 0 and come in
+  id order, before the negative scores. Qdrant cannot order by a string (its
+  ``order_by`` takes numeric fields only), so the smallest ids are read from the
+  payloads of the scope (no vectors), and only those needed are fetched.
 
 This module is pure: the Qdrant calls are behind :class:`CandidateSource`. It is the
 one generic piece of the adapter ("ranking under ties"), kept apart to be swapped for
@@ -102,6 +104,11 @@ class CandidateSource(Protocol):
         """Every matching point."""
         ...
 
+    def smallest_ids(self, exclude: set[str], limit: int) -> Sequence[Hit]:
+        """The matching points with the smallest record ids, ``exclude`` (point uids)
+        left out, at most ``limit``, with their vectors."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class _RankedList:
@@ -157,11 +164,29 @@ def exact_top_k(scorer: Scorer, source: CandidateSource, top_k: int,
             return best[:top_k]
         if min_score is not None and bound < min_score:
             return best[:top_k]  # nothing unseen can reach min_score
-        if depth >= SEARCH_CAP or all(len(h) < depth for h in results):
-            # past the cap, or a sparse-only query whose unseen points all score 0
-            # (and come in id order, which only a scan gives)
+        if all(len(h) < depth for h in results):  # sparse-only, every term-sharer seen
+            return _zero_fill(scorer, source, candidates, top_k, min_score)
+        if depth >= SEARCH_CAP:
             return scan_top_k(scorer, source, top_k, min_score)
         depth = min(SEARCH_CAP, depth * 4)
+
+
+def _zero_fill(scorer: Scorer, source: CandidateSource, seen: dict[str, Hit], top_k: int,
+               min_score: float | None) -> list[Scored]:
+    """Sparse-only, every point sharing a term in ``seen``: positive scores first, then
+    the points scoring 0 by id (seen or not), then the negative scores."""
+    scored = ordered((hit, scorer.total(hit)) for hit in seen.values())
+    positive = [p for p in scored if p[1] > 0]
+    negative = [p for p in scored if p[1] < 0]
+    need = top_k - len(positive)
+    if need <= 0 or (min_score is not None and min_score > 0):
+        return positive[:top_k]
+    zeros = [p for p in scored if p[1] == 0]
+    zeros += [(hit, 0.0) for hit in source.smallest_ids(set(seen), need)]
+    ranked = positive + ordered(zeros)[:need] + negative
+    if min_score is not None:
+        ranked = [p for p in ranked if p[1] >= min_score]
+    return ranked[:top_k]
 
 
 def scan_top_k(scorer: Scorer, source: CandidateSource, top_k: int,
