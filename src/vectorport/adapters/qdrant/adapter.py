@@ -324,11 +324,11 @@ class QdrantAdapter:
         # by a string: the ids of the namespace are read and sorted. O(namespace size)
         # per page, documented in docs/backends/qdrant.md.
         flt = self._scoped(namespace, filter)
-        ids = sorted(
+        ids = heapq.nsmallest(limit + 1, (
             hit.record_id for hit in scroll_all(self._engine, index.name, flt, ())
             if (prefix is None or hit.record_id.startswith(prefix))
             and (cursor is None or hit.record_id > cursor)
-        )
+        ))
         page = tuple(ids[:limit])
         return IdPage(page, page[-1] if len(ids) > limit else None)
 
