@@ -135,11 +135,11 @@ def test_malformed_configs(config: Any) -> None:
 
 def test_a_third_party_backend_gets_generic_keys_and_its_own_section() -> None:
     options = options_for_backend(
-        {"qdrant": {"namespace": "n", "ef": 32, "consistency": "eventual", "where": {"a": 1},
-                    "hnsw_exact": True}}, "qdrant")
+        {"weaviate": {"namespace": "n", "ef": 32, "consistency": "eventual", "where": {"a": 1},
+                    "hnsw_exact": True}}, "weaviate")
     assert options.query_kwargs() == {
         "namespace": "n", "ef": 32, "consistency": "eventual",
-        "backend_options": {"qdrant": {"hnsw_exact": True}},
+        "backend_options": {"weaviate": {"hnsw_exact": True}},
     }
     assert options.filter == parse_filter({"a": 1})
 

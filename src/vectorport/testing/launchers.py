@@ -83,3 +83,9 @@ __all__ = ["EMULATOR_KEY_ENV", "chroma", "local", "milvus", "pgvector", "pinecon
 def lancedb(tmp: Path) -> Iterator[str]:
     """LanceDB embedded, a database folder under ``tmp``."""
     yield f"lancedb://{tmp / 'lancedb'}"
+
+
+@contextmanager
+def qdrant(tmp: Path) -> Iterator[str]:
+    """Qdrant Edge (Qdrant's own engine, embedded), a shard folder under ``tmp``."""
+    yield f"qdrant+edge://{tmp / 'qdrant'}"

@@ -1,0 +1,1 @@
+"""The Qdrant adapter: qdrant-client (server, local mode) and qdrant-edge-py (Qdrant's engine, embedded)."""

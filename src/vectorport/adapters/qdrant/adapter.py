@@ -1,0 +1,387 @@
+"""The ``qdrant`` adapter: Qdrant through qdrant-client (server, local mode) or
+qdrant-edge-py (Qdrant Edge).
+
+URLs:
+
+- ``qdrant://host:6333`` (REST, port 6333 by default) and ``qdrants://host`` (TLS) reach a
+  Qdrant server; ``api_key_env=VAR`` names the variable holding the API key (held as a
+  masked :class:`Secret`), ``timeout=`` is in seconds.
+- ``qdrant+local:///path`` and ``qdrant+memory://``: qdrant-client's local mode, on disk
+  or in memory (a Python re-implementation by Qdrant's team, brute-force search).
+- ``qdrant+edge:///path``: Qdrant Edge, Qdrant's Rust engine embedded in the process,
+  one shard per index under ``path``.
+
+**Indexes** are collections (Edge: shards) of the same name; the IndexSpec is kept in
+the collection's metadata (Edge: a file beside the shard). The point layout (UUIDv5
+point ids, the original id in the payload, metadata under ``m``, the vectors as written
+on cosine indexes) is described in :mod:`.naming`.
+
+**Namespaces** follow Qdrant's multitenancy guide: one collection for all tenants, the
+namespace in the keyword payload field ``_ns`` with a tenant index (``is_tenant``),
+which co-locates each tenant's points, and ``_ns == namespace`` as the first ``must``
+of every search, scroll, count and delete. Point ids hash the namespace with the id,
+so the same id lives in several namespaces and an operation by id never reaches
+another namespace. ``list_namespaces`` and the counts of ``describe_index`` are one
+exact facet over ``_ns``.
+
+**Scores** are computed by the adapter from the vectors the searches return
+(:mod:`.ranking`): exact for every metric (Qdrant's Euclid distance would otherwise
+need ``1/(1+d)``, its cosine works on normalised float32), ties at the cut resolved
+by id, hybrid queries scored as ``dense + sparse`` with a proven bound.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib.util
+import random
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from vectorport.adapters.qdrant import codec, naming
+from vectorport.adapters.qdrant.capabilities import (
+    EDGE_CAPABILITIES,
+    LOCAL_CAPABILITIES,
+    QDRANT_CAPABILITIES,
+)
+from vectorport.adapters.qdrant.codec import Hit, Point
+from vectorport.adapters.qdrant.engines import Engine
+from vectorport.adapters.qdrant.filters import QdrantFilter, namespace_condition, scoped
+from vectorport.adapters.qdrant.options import SearchOptions, collection_layout, search_options
+from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k
+from vectorport.core.capabilities import Capabilities
+from vectorport.core.config import ConnectionURL, Secret
+from vectorport.core.errors import BackendError, ConfigError, IndexNotFoundError
+from vectorport.core.filters.ast import Filter
+from vectorport.core.types import (
+    IdPage,
+    IndexInfo,
+    IndexSpec,
+    Match,
+    QueryRequest,
+    Record,
+    RecordPatch,
+    SparseVector,
+)
+
+BACKEND = "qdrant"
+DEFAULT_PORT = 6333
+_SERVER_OPTIONS = frozenset({"api_key", "api_key_env", "timeout"})
+_SCAN_PAGE = 1_024
+_FETCH_CHUNK = 1_000
+_FACET_LIMIT = 10_000
+_PATCH_ATTEMPTS = 16
+
+
+def size_batches(points: Sequence[Point], max_bytes: int | None) -> Iterator[list[Point]]:
+    """Consecutive runs of ``points`` whose estimated JSON size stays under ``max_bytes``
+    (generic batching, kept apart to be swapped for the adapter kit's)."""
+    if max_bytes is None:
+        yield list(points)
+        return
+    batch: list[Point] = []
+    size = 0
+    for point in points:
+        estimate = 256 + sum(
+            24 * (len(v.indices) * 2 if isinstance(v, SparseVector) else len(v))
+            for v in point.vectors.values()
+        ) + 2 * sum(len(str(v)) for v in point.payload.values())
+        if batch and size + estimate > max_bytes:
+            yield batch
+            batch, size = [], 0
+        batch.append(point)
+        size += estimate
+    if batch:
+        yield batch
+
+
+def _timeout(url: ConnectionURL) -> int | None:
+    raw = url.option("timeout")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError("URL option timeout must be a number of seconds") from None
+    if not value > 0:
+        raise ConfigError("URL option timeout must be positive")
+    return max(1, round(value))  # qdrant-client takes whole seconds
+
+
+def _local_path(url: ConnectionURL) -> Path:
+    if url.host:
+        raise ConfigError(f"{url.scheme}:// URLs name a folder: {url.scheme}:///path/to/dir")
+    if url.path in ("", "/"):
+        raise ConfigError(f"{url.scheme} needs a folder: {url.scheme}:///path/to/dir")
+    return Path(url.path)
+
+
+class QdrantAdapter:
+    """Qdrant through one :class:`~.engines.Engine`; see the module docstring."""
+
+    backend: ClassVar[str] = BACKEND
+
+    def __init__(self, engine: Engine, capabilities: Capabilities, *, shown_as: str) -> None:
+        self._engine = engine
+        self._capabilities = capabilities
+        self._shown_as = shown_as
+
+    @classmethod
+    def from_url(cls, url: ConnectionURL) -> QdrantAdapter:
+        if url.scheme == "qdrant+edge":
+            url.unknown_options(frozenset({"optimize_every"}))
+            if importlib.util.find_spec("qdrant_edge") is None:
+                raise ConfigError(
+                    'qdrant+edge:// needs qdrant-edge-py: pip install "vectorport[qdrant]"'
+                )
+            from vectorport.adapters.qdrant.engines.edge import OPTIMIZE_EVERY, EdgeEngine
+
+            every = url.int_option("optimize_every", OPTIMIZE_EVERY)
+            if every < 0:
+                raise ConfigError("URL option optimize_every must be 0 (never) or more")
+            return cls(EdgeEngine(_local_path(url), optimize_every=every), EDGE_CAPABILITIES,
+                       shown_as=url.redacted())
+        from qdrant_client import QdrantClient
+
+        from vectorport.adapters.qdrant.engines.client import ClientEngine, local_folder_engine
+
+        if url.scheme in ("qdrant+local", "qdrant+memory"):
+            url.unknown_options(frozenset())
+            if url.scheme == "qdrant+memory":
+                if url.host or url.path not in ("", "/"):
+                    raise ConfigError("qdrant+memory:// takes no host or path")
+                engine = ClientEngine(QdrantClient(location=":memory:"), local=True,
+                                      name="qdrant-client local mode")
+            else:
+                path = _local_path(url)
+                path.mkdir(parents=True, exist_ok=True)
+                engine = local_folder_engine(path)
+            return cls(engine, LOCAL_CAPABILITIES, shown_as=url.redacted())
+        url.unknown_options(_SERVER_OPTIONS)
+        if not url.host:
+            raise ConfigError(f"{url.scheme}:// URLs need a host: {url.scheme}://host:6333")
+        if url.path not in ("", "/"):
+            raise ConfigError("Qdrant server URLs take no path")
+        api_key: Secret | None = url.credential("api_key")
+        # check_compatibility off: it asks the server for its version inside the
+        # constructor, which would make connect() do I/O (and wait out a dead host)
+        kwargs: dict[str, Any] = {"host": url.host, "port": url.port or DEFAULT_PORT,
+                                  "https": url.scheme == "qdrants",
+                                  "check_compatibility": False}
+        timeout = _timeout(url)
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        if api_key is not None:
+            kwargs["api_key"] = api_key.reveal()
+        client = QdrantClient(**kwargs)
+        engine = ClientEngine(client, local=False, name="Qdrant server")
+        return cls(engine, QDRANT_CAPABILITIES, shown_as=url.redacted())
+
+    def __repr__(self) -> str:
+        return f"QdrantAdapter({self._shown_as!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    @property
+    def engine(self) -> Engine:
+        """The engine this connection talks to (see :mod:`.engines`)."""
+        return self._engine
+
+    def _scoped(self, namespace: str, node: Filter | None) -> QdrantFilter:
+        return scoped(namespace, node, bools_native=self._engine.bools_native)
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def _spec(self, name: str) -> IndexSpec:
+        text = self._engine.spec_json(name)
+        if text is None:
+            raise IndexNotFoundError(name)  # absent, or a collection vectorport did not create
+        return codec.spec_from_json(text)
+
+    def create_index(self, spec: IndexSpec) -> None:
+        layout = collection_layout(spec)  # checked before any I/O
+        self._engine.create(spec.name, layout, codec.spec_to_json(spec))
+
+    def describe_index(self, name: str) -> IndexInfo:
+        spec = self._spec(name)
+        counts = self._namespace_counts(spec)
+        return IndexInfo(spec=spec, count=sum(counts.values()), namespaces=counts)
+
+    def list_indexes(self) -> list[str]:
+        return self._engine.names()
+
+    def delete_index(self, name: str) -> None:
+        self._spec(name)
+        self._engine.drop(name)
+
+    # -- data ---------------------------------------------------------------------
+
+    def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        bools_native = self._engine.bools_native
+        points = [codec.to_point(index, namespace, r, bools_native=bools_native)
+                  for r in records]
+        written: list[str] = []
+        try:
+            for batch in size_batches(points, self._engine.max_request_bytes):
+                self._engine.upsert(index.name, batch)
+                written.extend(p.payload[naming.ID] for p in batch)
+        except BackendError as exc:
+            exc.written_ids = tuple(written)  # of this call's batch (see the facade)
+            raise
+
+    def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
+        options = search_options(request)
+        scorer = Scorer.for_query(index.metric, codec.stored_vector_name(index),
+                                  request.vector, request.sparse)
+        source = _Candidates(self._engine, index, request, self._scoped(
+            request.namespace, request.filter), options)
+        best = exact_top_k(scorer, source, request.top_k, request.min_score)
+        include = request.include
+        return [codec.to_match(index, hit, score, metadata=include.metadata,
+                               vectors=include.vectors, documents=include.documents)
+                for hit, score in best]
+
+    def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        uids = [naming.point_id(namespace, i) for i in dict.fromkeys(ids)]
+        out: list[Record] = []
+        for start in range(0, len(uids), _FETCH_CHUNK):
+            for hit in self._engine.retrieve(index.name, uids[start:start + _FETCH_CHUNK],
+                                             codec.vector_names(index)):
+                if hit.payload.get(naming.NAMESPACE) == namespace:
+                    out.append(codec.to_record(index, hit))
+        return out
+
+    def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
+               filter: Filter | None) -> None:
+        if ids is None:
+            self._engine.delete_by_filter(index.name, self._scoped(namespace, filter))
+            return
+        uids = [naming.point_id(namespace, i) for i in dict.fromkeys(ids)]
+        for start in range(0, len(uids), _FETCH_CHUNK):
+            self._engine.delete_points(index.name, uids[start:start + _FETCH_CHUNK])
+
+    def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        return self._engine.count(index.name, self._scoped(namespace, filter))
+
+    def _namespace_counts(self, index: IndexSpec) -> dict[str, int]:
+        limit = _FACET_LIMIT
+        while True:
+            hits = self._engine.facet(index.name, naming.NAMESPACE, None, limit)
+            if len(hits) < limit:
+                return {value: n for value, n in hits if n > 0}
+            limit *= 10
+
+    def list_namespaces(self, index: IndexSpec) -> list[str]:
+        return sorted(self._namespace_counts(index))
+
+    def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self._engine.delete_by_filter(index.name, {"must": [namespace_condition(namespace)]})
+
+    # -- optional protocols ---------------------------------------------------------
+
+    def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
+        """Read the point, write the patched point conditioned on the revision read
+        (compare-and-swap, :data:`.naming.REVISION`), and check which revision is
+        stored: a concurrent write makes the swap fail and the patch start again, so a
+        patch is atomic and never undoes another write."""
+        uid = naming.point_id(namespace, patch.id)
+        names = codec.vector_names(index)
+        for attempt in range(_PATCH_ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, 0.002 * attempt))  # back off under contention
+            found = self._engine.retrieve(index.name, [uid], names)
+            if not found:
+                return False
+            current = found[0]
+            revision = current.payload.get(naming.REVISION)
+            point = codec.to_point(index, namespace,
+                                   codec.patched(codec.to_record(index, current), patch),
+                                   bools_native=self._engine.bools_native)
+            condition: QdrantFilter = (
+                {"must": [{"key": naming.REVISION, "match": {"value": revision}}]}
+                if isinstance(revision, str)
+                else {"must": [{"is_empty": {"key": naming.REVISION}}]}
+            )
+            self._engine.replace_if(index.name, point, condition)
+            after = self._engine.retrieve(index.name, [uid], ())
+            if not after:
+                return False  # deleted meanwhile
+            if after[0].payload.get(naming.REVISION) == point.payload[naming.REVISION]:
+                return True
+        raise BackendError(
+            f"qdrant patch of {patch.id!r}: the record kept changing under "
+            f"{_PATCH_ATTEMPTS} attempts (concurrent writes)"
+        )
+
+
+    def list_ids(self, index: IndexSpec, namespace: str, *, prefix: str | None,
+                 filter: Filter | None, limit: int, cursor: str | None) -> IdPage:
+        # Qdrant orders scrolls by point id (here a hash) or by numeric fields, never
+        # by a string: the ids of the namespace are read and sorted. O(namespace size)
+        # per page, documented in docs/backends/qdrant.md.
+        flt = self._scoped(namespace, filter)
+        ids = heapq.nsmallest(limit + 1, (
+            hit.record_id for hit in scroll_all(self._engine, index.name, flt, ())
+            if (prefix is None or hit.record_id.startswith(prefix))
+            and (cursor is None or hit.record_id > cursor)
+        ))
+        page = tuple(ids[:limit])
+        return IdPage(page, page[-1] if len(ids) > limit else None)
+
+    def close(self) -> None:
+        self._engine.close()
+
+
+def scroll_all(engine: Engine, name: str, flt: QdrantFilter, vectors: Sequence[str],
+               strong: bool = True) -> Iterator[Hit]:
+    offset: str | None = None
+    while True:
+        hits, offset = engine.scroll(name, flt, _SCAN_PAGE, offset, vectors, strong)
+        yield from hits
+        if offset is None:
+            return
+
+
+class _Candidates:
+    """The :class:`~.ranking.CandidateSource` of one query."""
+
+    def __init__(self, engine: Engine, index: IndexSpec, request: QueryRequest,
+                 flt: QdrantFilter, options: SearchOptions) -> None:
+        self.engine = engine
+        self.index = index
+        self.request = request
+        self.flt = flt
+        self.options = options
+        self.vectors = codec.vector_names(index)
+        self.strong = request.consistency == "strong"
+
+    def dense(self, limit: int) -> Sequence[Hit]:
+        assert self.request.vector is not None
+        return self.engine.search(self.index.name, naming.DENSE, self.request.vector.tolist(),
+                                  self.flt, limit, self.vectors, self.options, self.strong)
+
+    def sparse(self, limit: int) -> Sequence[Hit]:
+        assert self.request.sparse is not None
+        return self.engine.search(self.index.name, naming.SPARSE, self.request.sparse,
+                                  self.flt, limit, self.vectors, self.options, self.strong)
+
+    def scan(self) -> Iterator[Hit]:
+        return scroll_all(self.engine, self.index.name, self.flt, self.vectors, self.strong)
+
+    def smallest_ids(self, exclude: set[str], limit: int) -> Sequence[Hit]:
+        smallest = heapq.nsmallest(
+            limit, (hit for hit in scroll_all(self.engine, self.index.name, self.flt, (),
+                                              self.strong) if hit.uid not in exclude),
+            key=lambda hit: hit.record_id)
+        if not smallest:
+            return []
+        found = {hit.uid: hit for hit in self.engine.retrieve(
+            self.index.name, [hit.uid for hit in smallest], self.vectors)}
+        return [found[hit.uid] for hit in smallest if hit.uid in found]
+
+
+__all__ = ["QdrantAdapter", "scroll_all", "size_batches"]

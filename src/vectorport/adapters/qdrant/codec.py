@@ -1,0 +1,156 @@
+"""Records to Qdrant points and back, in the layout :mod:`.naming` describes.
+
+The engines (:mod:`.engines`) speak in :class:`Point` and :class:`Hit`, plain values
+independent of either SDK, so that the layout lives here once.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vectorport.adapters.qdrant import naming
+from vectorport.core.types import (
+    DenseVector,
+    IndexSpec,
+    Match,
+    MetadataValue,
+    Record,
+    RecordPatch,
+    SparseVector,
+)
+
+VectorValue = list[float] | SparseVector
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One point to write: its UUID, named vectors and payload."""
+
+    uid: str
+    vectors: Mapping[str, VectorValue]
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One point read back. ``score`` is the engine's own (unused for ranking, which
+    rescoring makes exact); ``vectors`` holds the named vectors asked for."""
+
+    uid: str
+    payload: Mapping[str, Any]
+    vectors: Mapping[str, VectorValue] = field(default_factory=dict)
+    score: float = 0.0
+
+    @property
+    def record_id(self) -> str:
+        return str(self.payload[naming.ID])
+
+
+def spec_to_json(spec: IndexSpec) -> str:
+    return json.dumps(asdict(spec), sort_keys=True)
+
+
+def spec_from_json(text: str) -> IndexSpec:
+    data: dict[str, Any] = json.loads(text)
+    data["index_params"] = dict(data.get("index_params") or {})
+    data["backend_options"] = dict(data.get("backend_options") or {})
+    return IndexSpec(**data)
+
+
+def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
+    meta = {k: list(v) if isinstance(v, tuple) else v for k, v in record.metadata.items()}
+    payload: dict[str, Any] = {naming.NAMESPACE: namespace, naming.ID: record.id,
+                               naming.META: meta, naming.REVISION: uuid.uuid4().hex}
+    if record.document is not None:
+        payload[naming.DOCUMENT] = record.document
+    if not bools_native:
+        shadow = {k: naming.bool_text(v) for k, v in meta.items() if isinstance(v, bool)}
+        if shadow:
+            payload[naming.BOOLS] = shadow
+    dense = record.vector.tolist()
+    vectors: dict[str, VectorValue] = {naming.DENSE: dense}
+    if index.metric == "cosine":
+        vectors[naming.RAW] = dense
+    if index.sparse and record.sparse is not None:
+        vectors[naming.SPARSE] = record.sparse
+    return Point(naming.point_id(namespace, record.id), vectors, payload)
+
+
+def stored_vector_name(index: IndexSpec) -> str:
+    """The named vector holding the dense vector as written."""
+    return naming.RAW if index.metric == "cosine" else naming.DENSE
+
+
+def vector_names(index: IndexSpec) -> list[str]:
+    """The named vectors exact scoring and returned records need."""
+    names = [stored_vector_name(index)]
+    if index.sparse:
+        names.append(naming.SPARSE)
+    return names
+
+
+def metadata_of(payload: Mapping[str, Any]) -> dict[str, MetadataValue]:
+    out: dict[str, MetadataValue] = {}
+    for key, value in (payload.get(naming.META) or {}).items():
+        out[key] = tuple(value) if isinstance(value, list) else value
+    return out
+
+
+def document_of(payload: Mapping[str, Any]) -> str | None:
+    document = payload.get(naming.DOCUMENT)
+    return None if document is None else str(document)
+
+
+def dense_of(index: IndexSpec, hit: Hit) -> DenseVector:
+    array = np.asarray(hit.vectors[stored_vector_name(index)], dtype=np.float32)
+    array.setflags(write=False)
+    return array
+
+
+def sparse_of(index: IndexSpec, hit: Hit) -> SparseVector | None:
+    if not index.sparse:
+        return None
+    value = hit.vectors.get(naming.SPARSE)
+    return value if isinstance(value, SparseVector) else None
+
+
+def to_record(index: IndexSpec, hit: Hit) -> Record:
+    return Record(id=hit.record_id, vector=dense_of(index, hit),
+                  metadata=metadata_of(hit.payload), sparse=sparse_of(index, hit),
+                  document=document_of(hit.payload))
+
+
+def patched(record: Record, patch: RecordPatch) -> Record:
+    """``record`` with ``patch`` applied: metadata keys merged and removed, the vector,
+    sparse vector or document replaced where given."""
+    metadata = {k: v for k, v in record.metadata.items() if k not in patch.unset_metadata}
+    metadata.update(patch.set_metadata)
+    return Record(
+        id=record.id,
+        vector=record.vector if patch.vector is None else patch.vector,
+        metadata=metadata,
+        sparse=record.sparse if patch.sparse is None else patch.sparse,
+        document=record.document if patch.document is None else patch.document,
+    )
+
+
+def to_match(index: IndexSpec, hit: Hit, score: float, *, metadata: bool, vectors: bool,
+             documents: bool) -> Match:
+    return Match(
+        id=hit.record_id,
+        score=score,
+        metadata=metadata_of(hit.payload) if metadata else None,
+        vector=dense_of(index, hit) if vectors else None,
+        sparse=sparse_of(index, hit) if vectors else None,
+        document=document_of(hit.payload) if documents else None,
+    )
+
+
+__all__ = ["Hit", "Point", "dense_of", "metadata_of", "spec_from_json", "spec_to_json",
+           "stored_vector_name", "to_match", "to_point", "to_record", "vector_names"]

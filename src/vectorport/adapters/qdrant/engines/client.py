@@ -1,0 +1,277 @@
+"""The ``qdrant-client`` engine: a Qdrant server over REST, or the client's local mode.
+
+Local mode (``QdrantClient(path=...)`` or ``":memory:"``) is a Python re-implementation
+shipped by Qdrant's team. It searches by brute force (``hnsw_ef`` and ``exact`` have no
+effect there, so the adapter declares no hints on it), keeps no payload indexes (the
+tenant index is only created on a server), and is not safe for concurrent use, so its
+calls are serialised by one lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
+from vectorport.adapters.qdrant.errors import translated
+from vectorport.adapters.qdrant.filters import QdrantFilter
+from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
+from vectorport.core.errors import BackendError, IndexExistsError
+from vectorport.core.types import SparseVector
+
+
+def to_model(part: QdrantFilter) -> Any:
+    """A qdrant-client model of a REST filter document (filter or condition)."""
+    if "key" in part:
+        key = part["key"]
+        if "range" in part:
+            return models.FieldCondition(key=key, range=models.Range(**part["range"]))
+        match = part["match"]
+        if "any" in match:
+            return models.FieldCondition(key=key, match=models.MatchAny(any=list(match["any"])))
+        return models.FieldCondition(key=key, match=models.MatchValue(value=match["value"]))
+    if "is_empty" in part:
+        return models.IsEmptyCondition(is_empty=models.PayloadField(key=part["is_empty"]["key"]))
+    return models.Filter(
+        must=[to_model(p) for p in part["must"]] if "must" in part else None,
+        should=[to_model(p) for p in part["should"]] if "should" in part else None,
+        must_not=[to_model(p) for p in part["must_not"]] if "must_not" in part else None,
+    )
+
+
+def _vector(value: VectorValue) -> Any:
+    if isinstance(value, SparseVector):
+        return models.SparseVector(indices=list(value.indices), values=list(value.values))
+    return value
+
+
+def _vectors_back(raw: Any) -> dict[str, VectorValue]:
+    out: dict[str, VectorValue] = {}
+    if not isinstance(raw, Mapping):
+        return out
+    for name, value in raw.items():
+        if isinstance(value, models.SparseVector):
+            pairs = sorted(zip(value.indices, value.values, strict=True))
+            out[name] = SparseVector(tuple(int(i) for i, _ in pairs),
+                                     tuple(float(v) for _, v in pairs))
+        else:
+            out[name] = [float(x) for x in value]
+    return out
+
+
+def _hit(point: Any) -> Hit:
+    return Hit(uid=str(point.id), payload=point.payload or {},
+               vectors=_vectors_back(point.vector), score=float(getattr(point, "score", 0.0)))
+
+
+@dataclass
+class _SharedLocal:
+    client: QdrantClient
+    lock: threading.RLock
+    holders: int = 0
+
+
+_LOCAL_FOLDERS: dict[str, _SharedLocal] = {}
+_LOCAL_FOLDERS_LOCK = threading.Lock()
+
+
+def local_folder_engine(path: Path) -> ClientEngine:
+    """An engine on the local-mode folder ``path``. qdrant-client locks a folder for one
+    client, so every connection of this process to it shares one client (and its lock);
+    another process gets a clear error."""
+    key = str(path.resolve())
+    with _LOCAL_FOLDERS_LOCK:
+        shared = _LOCAL_FOLDERS.get(key)
+        if shared is None:
+            try:
+                client = QdrantClient(path=key)
+            except RuntimeError as exc:
+                if "already accessed" not in str(exc):
+                    raise
+                raise BackendError(
+                    f"qdrant+local: the folder {key} is open in another process "
+                    "(qdrant-client's local mode has a single owner; use a server)"
+                ) from exc
+            shared = _LOCAL_FOLDERS[key] = _SharedLocal(client, threading.RLock())
+        shared.holders += 1
+
+    def release() -> None:
+        with _LOCAL_FOLDERS_LOCK:
+            shared.holders -= 1
+            if shared.holders == 0:
+                del _LOCAL_FOLDERS[key]
+                with shared.lock, translated("close"):
+                    shared.client.close()
+
+    return ClientEngine(shared.client, local=True, name="qdrant-client local mode",
+                        lock=shared.lock, release=release)
+
+
+class ClientEngine:
+    """qdrant-client against a server, or in local mode."""
+
+    bools_native = True
+
+    def __init__(self, client: QdrantClient, *, local: bool, name: str,
+                 lock: threading.RLock | None = None,
+                 release: Callable[[], None] | None = None) -> None:
+        self._client = client
+        self.local = local
+        self.name = name
+        self.applies_hints = not local
+        # a server takes requests of at most 32 MiB by default; local mode has no limit
+        self.max_request_bytes: int | None = None if local else 8 * 1024 * 1024
+        self._lock = lock if lock is not None else threading.RLock() if local else None
+        self._release = release
+
+    @contextmanager
+    def _guard(self, operation: str, index: str | None = None) -> Iterator[QdrantClient]:
+        with self._lock if self._lock is not None else nullcontext(), translated(operation,
+                                                                                  index):
+            yield self._client
+
+    def _read_consistency(self, strong: bool) -> Any:
+        # "all" replicas answer a strong read on a replicated cluster (writes wait for
+        # their replicas); local mode takes no consistency parameter.
+        if self.local:
+            return None
+        return models.ReadConsistencyType.ALL if strong else None
+
+    # -- collections ----------------------------------------------------------------
+
+    def create(self, name: str, layout: CollectionLayout, spec_json: str) -> None:
+        hnsw = None
+        if layout.hnsw_m is not None or layout.ef_construct or layout.full_scan_threshold:
+            hnsw = models.HnswConfigDiff(m=layout.hnsw_m, ef_construct=layout.ef_construct,
+                                         full_scan_threshold=layout.full_scan_threshold)
+        vectors = {naming.DENSE: models.VectorParams(
+            size=layout.dimension, distance=models.Distance[layout.distance.upper()],
+            hnsw_config=hnsw, on_disk=layout.on_disk or None)}
+        if layout.keep_raw:
+            # the vectors as written, for returning them: never searched, so no graph
+            vectors[naming.RAW] = models.VectorParams(
+                size=layout.dimension, distance=models.Distance.DOT,
+                hnsw_config=models.HnswConfigDiff(m=0), on_disk=True)
+        sparse = {naming.SPARSE: models.SparseVectorParams()} if layout.sparse else None
+        with self._guard("create_collection") as client:
+            if client.collection_exists(name):
+                raise IndexExistsError(name)
+            optimizers = None
+            if layout.indexing_threshold is not None:
+                optimizers = models.OptimizersConfigDiff(
+                    indexing_threshold=layout.indexing_threshold)
+            client.create_collection(name, vectors_config=vectors,
+                                     sparse_vectors_config=sparse, optimizers_config=optimizers,
+                                     metadata={naming.SPEC_KEY: spec_json})
+            if not self.local:
+                client.create_payload_index(
+                    name, naming.NAMESPACE,
+                    models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD,
+                                              is_tenant=True),
+                    wait=True,
+                )
+
+    def drop(self, name: str) -> None:
+        with self._guard("delete_collection", name) as client:
+            client.delete_collection(name)
+
+    def names(self) -> list[str]:
+        with self._guard("get_collections") as client:
+            found = [c.name for c in client.get_collections().collections]
+        return [n for n in found if self.spec_json(n) is not None]
+
+    def spec_json(self, name: str) -> str | None:
+        with self._guard("get_collection") as client:
+            if not client.collection_exists(name):
+                return None
+            metadata = client.get_collection(name).config.metadata or {}
+        value = metadata.get(naming.SPEC_KEY)
+        return value if isinstance(value, str) else None
+
+    # -- points -----------------------------------------------------------------------
+
+    def upsert(self, name: str, points: Sequence[Point]) -> None:
+        structs = [models.PointStruct(id=p.uid, payload=dict(p.payload),
+                                      vector={k: _vector(v) for k, v in p.vectors.items()})
+                   for p in points]
+        with self._guard("upsert", name) as client:
+            client.upsert(name, points=structs, wait=True)
+
+    def replace_if(self, name: str, point: Point, condition: QdrantFilter) -> None:
+        struct = models.PointStruct(id=point.uid, payload=dict(point.payload),
+                                    vector={k: _vector(v) for k, v in point.vectors.items()})
+        with self._guard("upsert", name) as client:
+            client.upsert(name, points=[struct], wait=True, update_filter=to_model(condition),
+                          update_mode=models.UpdateMode.UPDATE_ONLY)
+
+    def delete_points(self, name: str, uids: Sequence[str]) -> None:
+        with self._guard("delete", name) as client:
+            client.delete(name, points_selector=models.PointIdsList(points=list(uids)),
+                          wait=True)
+
+    def delete_by_filter(self, name: str, flt: QdrantFilter) -> None:
+        with self._guard("delete", name) as client:
+            client.delete(name, points_selector=models.FilterSelector(filter=to_model(flt)),
+                          wait=True)
+
+    def search(self, name: str, using: str, query: VectorValue, flt: QdrantFilter,
+               limit: int, vectors: Sequence[str], options: SearchOptions,
+               strong: bool) -> list[Hit]:
+        params = None
+        if self.applies_hints and (options.ef is not None or options.exact):
+            params = models.SearchParams(hnsw_ef=options.ef, exact=options.exact)
+        with self._guard("query_points", name) as client:
+            response = client.query_points(
+                name, query=_vector(query), using=using, query_filter=to_model(flt),
+                limit=limit, with_payload=True, with_vectors=list(vectors) or False,
+                search_params=params, consistency=self._read_consistency(strong),
+            )
+        return [_hit(p) for p in response.points]
+
+    def scroll(self, name: str, flt: QdrantFilter, limit: int, offset: str | None,
+               vectors: Sequence[str], strong: bool = True) -> tuple[list[Hit], str | None]:
+        with self._guard("scroll", name) as client:
+            points, next_offset = client.scroll(
+                name, scroll_filter=to_model(flt), limit=limit, offset=offset,
+                with_payload=True, with_vectors=list(vectors) or False,
+                consistency=self._read_consistency(strong),
+            )
+        return [_hit(p) for p in points], None if next_offset is None else str(next_offset)
+
+    def retrieve(self, name: str, uids: Sequence[str], vectors: Sequence[str]) -> list[Hit]:
+        with self._guard("retrieve", name) as client:
+            points = client.retrieve(name, ids=list(uids), with_payload=True,
+                                     with_vectors=list(vectors) or False,
+                                     consistency=self._read_consistency(True))
+        return [_hit(p) for p in points]
+
+    def count(self, name: str, flt: QdrantFilter) -> int:
+        with self._guard("count", name) as client:
+            return int(client.count(name, count_filter=to_model(flt), exact=True).count)
+
+    def facet(self, name: str, key: str, flt: QdrantFilter | None,
+              limit: int) -> list[tuple[str, int]]:
+        with self._guard("facet", name) as client:
+            response = client.facet(name, key=key,
+                                    facet_filter=None if flt is None else to_model(flt),
+                                    limit=limit, exact=True,
+                                    consistency=self._read_consistency(True))
+        return [(str(h.value), int(h.count)) for h in response.hits]
+
+    def close(self) -> None:
+        if self._release is not None:
+            release, self._release = self._release, None
+            release()
+            return
+        with self._guard("close") as client:
+            client.close()
+
+
+__all__ = ["ClientEngine", "local_folder_engine", "to_model"]

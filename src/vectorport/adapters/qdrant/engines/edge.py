@@ -1,0 +1,338 @@
+"""The ``qdrant-edge-py`` engine: Qdrant's own Rust storage and search engine, in process.
+
+An index is a folder under the root: ``<root>/<index>/shard`` holds one
+:class:`qdrant_edge.EdgeShard` (a whole single-shard collection: segments, WAL,
+HNSW and payload indexes), and ``<root>/<index>/vectorport.json`` the IndexSpec
+(Edge shards keep no collection metadata). The spec file is written last and removed
+first, so a folder without it is no index.
+
+What differs from a server: the Python bindings turn a ``bool`` given to
+``MatchValue`` into an int (``MatchValue(True).value == 1``), so filters cannot match
+JSON bools; the adapter matches them on string shadows instead (``bools_native``
+false, see :mod:`..naming`). Every update is applied before ``update`` returns, so
+reads are strong.
+
+One process opens a shard at a time (its WAL is locked): every connection of the
+process to the same folder shares one open shard, kept open until the last of them
+closes, and writes and folder changes are serialised by one process-wide lock.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
+from vectorport.adapters.qdrant.errors import translated
+from vectorport.adapters.qdrant.filters import QdrantFilter
+from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
+from vectorport.core.errors import BackendError, IndexExistsError, IndexNotFoundError
+from vectorport.core.types import SparseVector
+
+SPEC_FILE = "vectorport.json"
+OPTIMIZE_EVERY = 10_000
+"""Points written (or deleted) between two runs of the optimizers, by default."""
+SHARD_DIR = "shard"
+_DEFAULT_M = 16
+_DEFAULT_EF_CONSTRUCT = 100
+_DEFAULT_FULL_SCAN_THRESHOLD = 10_000
+"""Qdrant's defaults (kilobytes of vectors below which a segment is searched in full)."""
+
+
+def to_edge(part: QdrantFilter) -> Any:
+    """A qdrant-edge-py object of a REST filter document (filter or condition)."""
+    if "key" in part:
+        key = part["key"]
+        if "range" in part:
+            return qe.FieldCondition(key=key, range=qe.RangeFloat(**part["range"]))
+        match = part["match"]
+        if "any" in match:
+            return qe.FieldCondition(key=key, match=qe.MatchAny(list(match["any"])))
+        value = match["value"]
+        assert not isinstance(value, bool), "the bindings turn bools into ints"
+        return qe.FieldCondition(key=key, match=qe.MatchValue(value))
+    if "is_empty" in part:
+        return qe.IsEmptyCondition(part["is_empty"]["key"])
+    return qe.Filter(
+        must=[to_edge(p) for p in part["must"]] if "must" in part else None,
+        should=[to_edge(p) for p in part["should"]] if "should" in part else None,
+        must_not=[to_edge(p) for p in part["must_not"]] if "must_not" in part else None,
+    )
+
+
+def _vector(value: VectorValue) -> Any:
+    if isinstance(value, SparseVector):
+        return qe.SparseVector(list(value.indices), list(value.values))
+    return value
+
+
+def _vectors_back(raw: Any) -> dict[str, VectorValue]:
+    out: dict[str, VectorValue] = {}
+    if not isinstance(raw, dict):
+        return out
+    for name, value in raw.items():
+        if isinstance(value, qe.SparseVector):
+            pairs = sorted(zip(value.indices, value.values, strict=True))
+            out[name] = SparseVector(tuple(int(i) for i, _ in pairs),
+                                     tuple(float(v) for _, v in pairs))
+        else:
+            out[name] = [float(x) for x in value]
+    return out
+
+
+def _hit(point: Any) -> Hit:
+    return Hit(uid=str(point.id), payload=point.payload or {},
+               vectors=_vectors_back(point.vector), score=float(getattr(point, "score", 0.0)))
+
+
+def _hnsw(m: int, layout: CollectionLayout) -> Any:
+    return qe.HnswIndexConfig(
+        m=m, ef_construct=layout.ef_construct or _DEFAULT_EF_CONSTRUCT,
+        full_scan_threshold=layout.full_scan_threshold or _DEFAULT_FULL_SCAN_THRESHOLD,
+    )
+
+
+@dataclass
+class _Open:
+    """One open shard, shared by every engine of the process on the same folder."""
+
+    shard: Any
+    holders: set[object] = field(default_factory=set)
+    written: int = 0
+    """Points written since the optimizers last ran."""
+
+
+_OPEN: dict[str, _Open] = {}
+_PROCESS_LOCK = threading.RLock()
+"""Guards :data:`_OPEN`, folder changes and writes of every Edge engine in the process."""
+
+
+class EdgeEngine:
+    """Qdrant Edge shards in a folder.
+
+    An Edge shard has one owner (its WAL is locked), so every connection of this process
+    to the same folder shares one open shard (and sees every write at once), while a
+    second process gets a clear error.
+    """
+
+    name = "Qdrant Edge"
+    bools_native = False
+    applies_hints = True
+    max_request_bytes: int | None = None
+
+    def __init__(self, root: Path, *, optimize_every: int = OPTIMIZE_EVERY) -> None:
+        self._root = root
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._token = object()
+        self._optimize_every = optimize_every
+
+    def _folder(self, name: str) -> Path:
+        return self._root / name
+
+    def _key(self, name: str) -> str:
+        return str(self._folder(name).resolve())
+
+    def _shard(self, name: str) -> Any:
+        entry = _OPEN.get(self._key(name))
+        if entry is not None and self._token in entry.holders:
+            return entry.shard
+        with _PROCESS_LOCK:
+            if not (self._folder(name) / SPEC_FILE).is_file():
+                raise IndexNotFoundError(name)
+            key = self._key(name)
+            entry = _OPEN.get(key)
+            if entry is None:
+                try:
+                    shard = qe.EdgeShard.load(str(self._folder(name) / SHARD_DIR))
+                except Exception as exc:
+                    if "wouldblock" in str(exc).lower():
+                        raise BackendError(
+                            f"qdrant+edge: index {name!r} is open in another process "
+                            "(an Edge shard has a single owner)"
+                        ) from exc
+                    with translated("load", name):
+                        raise
+                entry = _OPEN[key] = _Open(shard)
+            entry.holders.add(self._token)
+            return entry.shard
+
+    @contextmanager
+    def _writing(self, operation: str, name: str, points: int) -> Iterator[Any]:
+        shard = self._shard(name)
+        with _PROCESS_LOCK, translated(operation, name):
+            yield shard
+            self._after_write(name, shard, points)
+
+    def _after_write(self, name: str, shard: Any, points: int) -> None:
+        """Run Qdrant's optimizers once enough points were written since the last run.
+
+        Inside a server they run in the background; an Edge shard runs them only when
+        asked, and until then new points sit in unindexed segments (searched in full)
+        and deleted ones are never vacuumed. The write that crosses the threshold
+        waits for them.
+        """
+        entry = _OPEN.get(self._key(name))
+        if self._optimize_every <= 0 or entry is None:
+            return
+        entry.written += points
+        if entry.written >= self._optimize_every:
+            shard.optimize()
+            entry.written = 0
+
+    # -- collections ----------------------------------------------------------------
+
+    def create(self, name: str, layout: CollectionLayout, spec_json: str) -> None:
+        dense = qe.EdgeVectorParams(
+            size=layout.dimension, distance=getattr(qe.Distance, layout.distance),
+            on_disk=layout.on_disk or None,
+            hnsw_config=None if layout.hnsw_m is None and not layout.ef_construct
+            and not layout.full_scan_threshold
+            else _hnsw(_DEFAULT_M if layout.hnsw_m is None else layout.hnsw_m, layout),
+        )
+        vectors = {naming.DENSE: dense}
+        if layout.keep_raw:
+            vectors[naming.RAW] = qe.EdgeVectorParams(
+                size=layout.dimension, distance=qe.Distance.Dot, on_disk=True,
+                hnsw_config=_hnsw(0, layout))
+        sparse = {naming.SPARSE: qe.EdgeSparseVectorParams()} if layout.sparse else None
+        folder = self._folder(name)
+        with _PROCESS_LOCK, translated("create"):
+            if (folder / SPEC_FILE).is_file():
+                raise IndexExistsError(name)
+            if folder.exists():
+                shutil.rmtree(folder)  # a half-created or half-deleted index
+            folder.mkdir(parents=True)
+            try:
+                optimizers = None
+                if layout.indexing_threshold is not None:
+                    optimizers = qe.EdgeOptimizersConfig(
+                        indexing_threshold=layout.indexing_threshold)
+                shard = qe.EdgeShard.create(
+                    str(folder / SHARD_DIR),
+                    qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers))
+                shard.update(qe.UpdateOperation.create_field_index(
+                    naming.NAMESPACE, qe.KeywordIndexParams(is_tenant=True)))
+                tmp = folder / (SPEC_FILE + ".tmp")
+                tmp.write_text(spec_json, encoding="utf-8")
+                tmp.replace(folder / SPEC_FILE)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            _OPEN[self._key(name)] = _Open(shard, {self._token})
+
+    def drop(self, name: str) -> None:
+        folder = self._folder(name)
+        with _PROCESS_LOCK, translated("drop", name):
+            if not (folder / SPEC_FILE).is_file():
+                raise IndexNotFoundError(name)
+            (folder / SPEC_FILE).unlink()
+            entry = _OPEN.pop(self._key(name), None)
+            if entry is not None:
+                entry.shard.close()
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def indexed_vectors(self, name: str) -> int:
+        """How many vectors Qdrant's HNSW indexes hold (0 before the optimizers ran)."""
+        with translated("info", name):
+            return int(self._shard(name).info().indexed_vectors_count)
+
+    def names(self) -> list[str]:
+        if not self._root.is_dir():
+            return []
+        return sorted(p.name for p in self._root.iterdir() if (p / SPEC_FILE).is_file())
+
+    def spec_json(self, name: str) -> str | None:
+        path = self._folder(name) / SPEC_FILE
+        try:
+            return path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    # -- points -----------------------------------------------------------------------
+
+    def upsert(self, name: str, points: Sequence[Point]) -> None:
+        edge_points = [qe.Point(id=p.uid, payload=dict(p.payload),
+                                vector={k: _vector(v) for k, v in p.vectors.items()})
+                       for p in points]
+        with self._writing("upsert", name, len(edge_points)) as shard:
+            shard.update(qe.UpdateOperation.upsert_points(edge_points))
+
+    def replace_if(self, name: str, point: Point, condition: QdrantFilter) -> None:
+        edge_point = qe.Point(id=point.uid, payload=dict(point.payload),
+                              vector={k: _vector(v) for k, v in point.vectors.items()})
+        with self._writing("upsert", name, 1) as shard:
+            shard.update(qe.UpdateOperation.upsert_points(
+                [edge_point], condition=to_edge(condition), update_mode=qe.UpdateMode.UpdateOnly))
+
+    def delete_points(self, name: str, uids: Sequence[str]) -> None:
+        with self._writing("delete", name, len(uids)) as shard:
+            shard.update(qe.UpdateOperation.delete_points(list(uids)))
+
+    def delete_by_filter(self, name: str, flt: QdrantFilter) -> None:
+        with self._writing("delete", name, self._optimize_every // 10) as shard:
+            # counted as a tenth of the threshold: how many it removed is not reported
+            shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge(flt)))
+
+    def search(self, name: str, using: str, query: VectorValue, flt: QdrantFilter,
+               limit: int, vectors: Sequence[str], options: SearchOptions,
+               strong: bool) -> list[Hit]:
+        shard = self._shard(name)
+        params = None
+        if options.ef is not None or options.exact:
+            params = qe.SearchParams(hnsw_ef=options.ef, exact=options.exact)
+        request = qe.QueryRequest(
+            limit=limit, query=qe.Query.Nearest(_vector(query), using=using),
+            filter=to_edge(flt), with_payload=True, with_vector=list(vectors) or False,
+            params=params)
+        with translated("query", name):
+            return [_hit(p) for p in shard.query(request)]
+
+    def scroll(self, name: str, flt: QdrantFilter, limit: int, offset: str | None,
+               vectors: Sequence[str], strong: bool = True) -> tuple[list[Hit], str | None]:
+        shard = self._shard(name)
+        request = qe.ScrollRequest(offset=offset, limit=limit, filter=to_edge(flt),
+                                   with_payload=True, with_vector=list(vectors) or False)
+        with translated("scroll", name):
+            points, next_offset = shard.scroll(request)
+        return [_hit(p) for p in points], None if next_offset is None else str(next_offset)
+
+    def retrieve(self, name: str, uids: Sequence[str], vectors: Sequence[str]) -> list[Hit]:
+        shard = self._shard(name)
+        with translated("retrieve", name):
+            points = shard.retrieve(list(uids), with_payload=True,
+                                    with_vector=list(vectors) or False)
+        return [_hit(p) for p in points]
+
+    def count(self, name: str, flt: QdrantFilter) -> int:
+        shard = self._shard(name)
+        with translated("count", name):
+            return int(shard.count(qe.CountRequest(filter=to_edge(flt), exact=True)))
+
+    def facet(self, name: str, key: str, flt: QdrantFilter | None,
+              limit: int) -> list[tuple[str, int]]:
+        shard = self._shard(name)
+        request = qe.FacetRequest(key=key, limit=limit, exact=True,
+                                  filter=None if flt is None else to_edge(flt))
+        with translated("facet", name):
+            response = shard.facet(request)
+        return [(str(h.value), int(h.count)) for h in response.hits]
+
+    def close(self) -> None:
+        with _PROCESS_LOCK:
+            for key, entry in list(_OPEN.items()):
+                entry.holders.discard(self._token)
+                if not entry.holders:
+                    del _OPEN[key]
+                    with translated("close"):
+                        entry.shard.close()
+
+
+__all__ = ["EdgeEngine", "to_edge"]

@@ -1,0 +1,162 @@
+"""Compile the contract's filter AST (CONTRACT §2) to Qdrant's filter.
+
+The output is Qdrant's own filter document, as its REST API spells it (``must`` /
+``should`` / ``must_not`` lists of conditions, conditions ``{"key", "match"}``,
+``{"key", "range"}``, ``{"is_empty"}`` or a nested filter); :mod:`.engines` turn it
+into the objects of qdrant-client or of qdrant-edge-py. One compiler, two SDKs.
+
+Why the mapping is exact:
+
+- Qdrant's positive conditions already have the contract's meaning: a condition on a
+  field the record lacks is false, ``match`` on an array field matches when some
+  element matches, ``match`` keeps kinds apart (a string never equals a number, a bool
+  never equals a number), and ``range`` compares numbers only (ints and floats alike,
+  never bools or strings). ``must_not`` is plain negation, so ``$ne``, ``$nin``,
+  ``$not``, ``$nor`` and ``$exists: false`` need no extra clause: a record without
+  the field does not match the inner condition, so it matches the negation.
+- Numbers compare by value (``1 == 1.0``): number equality is ``range`` ``[v, v]``,
+  which matches a stored int and a stored float alike (``match`` on ``1`` would miss a
+  stored ``1.0``).
+- ``$exists`` is ``must_not is_empty`` (``is_empty`` is true for a missing field, null
+  or ``[]``; vectorport never stores null or an empty list).
+- ``$all [v…]`` is ``must`` of the equalities: the contract's rule for lists and for
+  scalars (a scalar matches only ``$all: [itself]``).
+- Booleans, on engines whose filters cannot match a JSON bool (``bools_native`` false),
+  are matched on their string shadow under :data:`.naming.BOOLS`.
+
+Refused with :class:`UnsupportedFeatureError` at compile time, before any I/O:
+
+- ranges over strings: Qdrant's ``range`` is numeric (its datetime range parses
+  strings as dates), it has no lexicographic order on keywords;
+- numbers of magnitude 2^53 or more: Qdrant compares ranges as float64, which cannot
+  hold such a number exactly. (An operand below 2^53 compares exactly even against
+  larger stored ints: rounding to float64 is monotonic and never crosses an operand
+  exactly representable below 2^53.)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from vectorport.adapters.qdrant import naming
+from vectorport.core.errors import UnsupportedFeatureError
+from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
+
+BACKEND = "qdrant"
+EXACT_NUMBER_LIMIT = 2**53
+_RANGE_KEYS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+
+QdrantFilter = dict[str, Any]
+"""A Qdrant filter or condition, as Qdrant's REST API spells it."""
+
+
+def compile_filter(node: Filter | None, *, bools_native: bool) -> QdrantFilter | None:
+    """Qdrant's filter for ``node`` (``None``: everything). Results are cached and
+    shared: callers must not change them."""
+    if node is None:
+        return None
+    return _cached(node, bools_native)
+
+
+@lru_cache(maxsize=512)
+def _cached(node: Filter, bools_native: bool) -> QdrantFilter:
+    # AST nodes hash and compare with each scalar's kind (True is not 1), and 1 == 1.0
+    # compile to the same range, so the node itself is a sound cache key.
+    return _wrap(_compile(node, bools_native))
+
+
+def _wrap(part: QdrantFilter) -> QdrantFilter:
+    """A top-level filter (a condition alone is wrapped in ``must``)."""
+    if set(part) <= {"must", "should", "must_not"}:
+        return part
+    return {"must": [part]}
+
+
+def scoped(namespace: str, node: Filter | None, *, bools_native: bool) -> QdrantFilter:
+    """The filter of an operation in ``namespace``: the tenant condition first (which
+    Qdrant's tenant index answers), then the user's filter."""
+    must: list[QdrantFilter] = [namespace_condition(namespace)]
+    compiled = compile_filter(node, bools_native=bools_native)
+    if compiled is not None:
+        must.append(compiled)
+    return {"must": must}
+
+
+def namespace_condition(namespace: str) -> QdrantFilter:
+    return {"key": naming.NAMESPACE, "match": {"value": namespace}}
+
+
+def _compile(node: Filter, bools_native: bool) -> QdrantFilter:
+    if isinstance(node, Condition):
+        return _condition(node, bools_native)
+    if isinstance(node, And):
+        return _join("must", [_compile(c, bools_native) for c in node.children])
+    if isinstance(node, Or):
+        return _join("should", [_compile(c, bools_native) for c in node.children])
+    if isinstance(node, Nor):
+        return {"must_not": [_compile(c, bools_native) for c in node.children]}
+    if isinstance(node, Not):
+        return {"must_not": [_compile(node.child, bools_native)]}
+    raise UnsupportedFeatureError(BACKEND, type(node).__name__)  # pragma: no cover
+
+
+def _join(clause: str, parts: list[QdrantFilter]) -> QdrantFilter:
+    if len(parts) == 1:
+        return parts[0]
+    return {clause: parts}
+
+
+def _check_number(value: Scalar, op: str) -> None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+        abs(value) >= EXACT_NUMBER_LIMIT
+    ):
+        raise UnsupportedFeatureError(
+            BACKEND, f"{op} with a number of magnitude 2^53 or more",
+            "Qdrant compares numbers as 64-bit floats, which cannot hold such a value exactly",
+        )
+
+
+def _equals(field: str, value: Scalar, bools_native: bool, op: str) -> QdrantFilter:
+    if isinstance(value, bool):
+        if bools_native:
+            return {"key": naming.meta_key(field), "match": {"value": value}}
+        return {"key": naming.bool_key(field), "match": {"value": naming.bool_text(value)}}
+    if isinstance(value, str):
+        return {"key": naming.meta_key(field), "match": {"value": value}}
+    _check_number(value, op)
+    return {"key": naming.meta_key(field), "range": {"gte": value, "lte": value}}
+
+
+def _condition(node: Condition, bools_native: bool) -> QdrantFilter:
+    field, op, value = node.field, node.op, node.value
+    if op == "$exists":
+        empty = {"is_empty": {"key": naming.meta_key(field)}}
+        return {"must_not": [empty]} if value else empty
+    if op in _RANGE_KEYS:
+        assert not isinstance(value, tuple)
+        if isinstance(value, str):
+            raise UnsupportedFeatureError(
+                BACKEND, f"{op} on strings",
+                "Qdrant's range condition compares numbers only",
+            )
+        _check_number(value, op)
+        return {"key": naming.meta_key(field), "range": {_RANGE_KEYS[op]: value}}
+    if op in ("$eq", "$ne"):
+        assert not isinstance(value, tuple)
+        equal = _equals(field, value, bools_native, op)
+        return equal if op == "$eq" else {"must_not": [equal]}
+    assert isinstance(value, tuple)
+    values = list(dict.fromkeys((type(v), v) for v in value))
+    items = [v for _, v in values]
+    if op == "$all":
+        return _join("must", [_equals(field, v, bools_native, op) for v in items])
+    if isinstance(items[0], str):
+        member: QdrantFilter = {"key": naming.meta_key(field), "match": {"any": items}}
+    else:
+        member = _join("should", [_equals(field, v, bools_native, op) for v in items])
+    return member if op == "$in" else {"must_not": [member]}
+
+
+__all__ = ["EXACT_NUMBER_LIMIT", "QdrantFilter", "compile_filter", "namespace_condition",
+           "scoped"]

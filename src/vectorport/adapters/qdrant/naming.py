@@ -1,0 +1,71 @@
+"""Where vectorport's data lives inside a Qdrant collection.
+
+One collection (on the edge engine: one shard) per index, named as the index (canonical
+index names, ``^[a-z][a-z0-9_]{2,44}$``, are valid Qdrant collection names as they are).
+
+**Point ids.** Qdrant takes unsigned integers or UUIDs only. A record is the point
+``uuid5(POINT_ID_NAMESPACE, namespace + "\\0" + id)``: neither a namespace nor a record
+id can contain NUL, so distinct (namespace, id) pairs give distinct names, and UUIDv5
+(SHA-1, 122 bits) makes a collision between them as likely as a SHA-1 collision. The
+original id is kept in the payload (:data:`ID`) and returned from there, exactly.
+
+**Payload.** Reserved keys start with ``_``; the user's metadata is the object under
+:data:`META`, so a user key can never collide with a reserved one (metadata keys may
+themselves start with ``_``) and filters address ``m.<key>`` (metadata keys have no
+``.``, ``[`` or quotes: the key rule of CONTRACT §1 is the guard).
+
+**Vectors** are named: :data:`DENSE` (the index's metric), :data:`SPARSE` (dot product
+over shared indices, which is the contract's sparse score), and on cosine indexes
+:data:`RAW`, the vector as given: Qdrant normalises vectors stored under cosine, and
+the contract returns them as they were written.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+POINT_ID_NAMESPACE = uuid.UUID("6f1d3c52-8b0e-5a4e-9d57-2f0c7a4b9e61")
+"""Fixed forever: changing it would orphan every stored point."""
+
+NAMESPACE = "_ns"
+"""The namespace, a keyword field with Qdrant's tenant index (``is_tenant``)."""
+ID = "_id"
+DOCUMENT = "_doc"
+REVISION = "_rev"
+"""A fresh random token on every write: patches are compare-and-swap on it (an upsert
+conditioned on the revision read), which makes them atomic without a lock."""
+META = "m"
+BOOLS = "_b"
+"""On engines whose filters cannot match a JSON bool (the edge bindings turn
+``MatchValue(True)`` into ``1``), boolean metadata values are also kept here as the
+strings ``"true"``/``"false"``, and boolean equality is matched on those."""
+
+DENSE = "dense"
+RAW = "raw"
+SPARSE = "sparse"
+
+SPEC_KEY = "vectorport_spec"
+"""Collection metadata key (client engines) holding the IndexSpec as JSON."""
+
+
+def point_id(namespace: str, record_id: str) -> str:
+    """The Qdrant point id (a UUID string) of ``record_id`` in ``namespace``."""
+    return str(uuid.uuid5(POINT_ID_NAMESPACE, f"{namespace}\0{record_id}"))
+
+
+def meta_key(field: str) -> str:
+    return f"{META}.{field}"
+
+
+def bool_key(field: str) -> str:
+    return f"{BOOLS}.{field}"
+
+
+def bool_text(value: bool) -> str:
+    return "true" if value else "false"
+
+
+__all__ = [
+    "BOOLS", "DENSE", "DOCUMENT", "ID", "META", "NAMESPACE", "POINT_ID_NAMESPACE", "RAW", "REVISION",
+    "SPARSE", "SPEC_KEY", "bool_key", "bool_text", "meta_key", "point_id",
+]

@@ -1,0 +1,459 @@
+"""The qdrant adapter's own choices, on the real engines (Qdrant Edge and qdrant-client's
+local mode): URLs and credentials, the point layout, the tenant index, boolean
+shadows, options, ranking under ties and persistence. The contract itself is checked by
+``tests/test_conformance_qdrant.py``; expected answers here come from the reference
+query or from the definitions in :mod:`vectorport.adapters.qdrant.naming`."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("qdrant_client")
+pytest.importorskip("qdrant_edge")
+
+import qdrant_edge as qe
+
+import vectorport
+from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant.adapter import QdrantAdapter, size_batches
+from vectorport.adapters.qdrant.codec import Point
+from vectorport.adapters.qdrant.engines.edge import EdgeEngine
+from vectorport.agent.database_config import options_for_backend
+from vectorport.conformance.base import canonical_records
+from vectorport.conformance.reference import reference_query
+from vectorport.core.errors import (
+    ConfigError,
+    TransientBackendError,
+    UnsupportedFeatureError,
+    ValidationError,
+)
+from vectorport.core.filters.parse import parse_filter
+from vectorport.core.store import PatchableIndex
+from vectorport.core.validation import sparse_vector
+
+ENGINES = ["edge", "local"]
+
+
+def _url(engine: str, folder: Path) -> str:
+    return f"qdrant+edge://{folder}/edge" if engine == "edge" else f"qdrant+local://{folder}/lc"
+
+
+@pytest.fixture(params=ENGINES)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[vectorport.Store]:
+    with vectorport.connect(_url(request.param, tmp_path)) as opened:
+        yield opened
+
+
+def _adapter(store: vectorport.Store) -> QdrantAdapter:
+    adapter = store.adapter
+    assert isinstance(adapter, QdrantAdapter)
+    return adapter
+
+
+# -- URLs and credentials -----------------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    "qdrant://", "qdrant://host/path", "qdrant://host?bogus=1", "qdrant+edge://",
+    "qdrant+edge://host/x", "qdrant+local://", "qdrant+memory:///x", "qdrant+edge:///x?a=1",
+    "qdrant://host?timeout=-1", "qdrant://host?timeout=soon",
+])
+def test_bad_urls_are_config_errors(url: str) -> None:
+    with pytest.raises(ConfigError):
+        vectorport.connect(url)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
+def test_the_api_key_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "qdrant-secret-" + uuid.uuid4().hex
+    monkeypatch.setenv("VP_TEST_QDRANT_KEY", secret)
+    url = f"qdrant://127.0.0.1:{_free_port()}?api_key_env=VP_TEST_QDRANT_KEY&timeout=1"
+    with vectorport.connect(url) as store:
+        assert secret not in repr(store) and secret not in repr(store.adapter)
+        with pytest.raises(TransientBackendError) as caught:
+            store.list_indexes()  # nothing listens there: connection refused
+        chain: BaseException | None = caught.value
+        while chain is not None:
+            assert secret not in str(chain) and secret not in repr(chain)
+            chain = chain.__cause__ or chain.__context__
+
+
+def test_a_missing_key_variable_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="VP_TEST_QDRANT_UNSET"):
+        vectorport.connect("qdrants://example.invalid?api_key_env=VP_TEST_QDRANT_UNSET")
+
+
+def test_memory_mode_works_and_forgets() -> None:
+    with vectorport.connect("qdrant+memory://") as store:
+        index = store.create_index("mem_idx", 2, "dotproduct")
+        index.upsert([("a", [1, 2])])
+        assert index.fetch(["a"])["a"].vector.tolist() == [1.0, 2.0]
+    with vectorport.connect("qdrant+memory://") as store:
+        assert store.list_indexes() == []
+
+
+# -- layout ----------------------------------------------------------------------------
+
+def test_point_ids_are_uuid5_of_namespace_and_id() -> None:
+    namespace = uuid.UUID("6f1d3c52-8b0e-5a4e-9d57-2f0c7a4b9e61")
+    assert naming.point_id("ns", "id") == str(uuid.uuid5(namespace, "ns\0id"))
+    # the NUL separator keeps ("a", "b/c") and ("a/b", "c") apart, and so on
+    assert naming.point_id("a", "bc") != naming.point_id("ab", "c")
+
+
+def test_ids_of_any_string_come_back_exactly_and_per_namespace(store: vectorport.Store) -> None:
+    index = store.create_index("ids_idx", 2, "euclidean")
+    ids = ["x", "é 日本 🙂", "a" * 500, "with\nnewline", "00000000-0000-0000-0000-000000000001",
+           "12", "-1", " spaced "]
+    index.upsert([(i, [float(n), 0.0], {"n": n}) for n, i in enumerate(ids)])
+    index.upsert([(i, [0.0, float(n)], {"n": -n}) for n, i in enumerate(ids)], namespace="b")
+    got = index.fetch(ids)
+    assert sorted(got) == sorted(ids)
+    assert all(got[i].metadata["n"] == n for n, i in enumerate(ids))
+    other = index.fetch(ids, namespace="b")
+    assert all(other[i].metadata["n"] == -n for n, i in enumerate(ids))
+    index.delete(ids[:3], namespace="b")
+    assert index.count() == len(ids) and index.count("b") == len(ids) - 3
+
+
+def test_cosine_returns_vectors_as_written_while_qdrant_normalises(
+    store: vectorport.Store,
+) -> None:
+    index = store.create_index("cos_idx", 3, "cosine")
+    index.upsert([("v", [3.0, 4.0, 12.0])])
+    assert index.fetch(["v"])["v"].vector.tolist() == [3.0, 4.0, 12.0]
+    match = index.query([3.0, 4.0, 12.0], include_vectors=True, top_k=1)[0]
+    assert match.vector is not None and match.vector.tolist() == [3.0, 4.0, 12.0]
+    assert match.score == pytest.approx(1.0, abs=1e-6)
+    engine = _adapter(store).engine
+    hit = engine.retrieve("cos_idx", [naming.point_id("", "v")], [naming.DENSE, naming.RAW])[0]
+    np.testing.assert_allclose(hit.vectors[naming.DENSE], np.array([3, 4, 12]) / 13, rtol=1e-6)
+    assert hit.vectors[naming.RAW] == [3.0, 4.0, 12.0]
+
+
+def test_euclidean_scores_are_one_over_one_plus_distance(store: vectorport.Store) -> None:
+    index = store.create_index("l2_idx", 2, "euclidean")
+    index.upsert([("a", [0.0, 0.0]), ("b", [3.0, 4.0])])
+    got = {m.id: m.score for m in index.query([0.0, 0.0], top_k=2)}
+    assert got["a"] == pytest.approx(1.0) and got["b"] == pytest.approx(1 / 6)
+
+
+def test_edge_has_a_tenant_index_on_the_namespace_field(tmp_path: Path) -> None:
+    with vectorport.connect(_url("edge", tmp_path)) as store:
+        store.create_index("tenant_idx", 2, "dotproduct")
+    shard = qe.EdgeShard.load(str(tmp_path / "edge" / "tenant_idx" / "shard"))
+    try:
+        schema = shard.info().payload_schema
+        assert schema[naming.NAMESPACE].data_type == qe.PayloadSchemaType.Keyword
+        assert schema[naming.NAMESPACE].params.is_tenant is True
+    finally:
+        shard.close()
+
+
+def test_the_edge_bindings_turn_bools_into_ints() -> None:
+    """Why the edge engine matches booleans on string shadows: if this ever fails, the
+    bindings were fixed and ``EdgeEngine.bools_native`` can become true."""
+    assert qe.MatchValue(True).value == 1 and type(qe.MatchValue(True).value) is int
+
+
+def test_booleans_stay_apart_from_numbers_on_every_engine(store: vectorport.Store) -> None:
+    index = store.create_index("bool_idx", 2, "dotproduct")
+    rows = [{"id": f"r{i}", "vector": [1.0, float(i)], "metadata": {"k": v}}
+            for i, v in enumerate([True, 1, 1.0, False, 0, "true", ["true"]])]
+    index.upsert(rows)
+    records = canonical_records(rows, 2)
+    for flt in ({"k": True}, {"k": False}, {"k": 1}, {"k": 0}, {"k": "true"},
+                {"k": {"$ne": True}}, {"k": {"$in": [True, False]}}, {"k": {"$nin": [False]}},
+                {"k": {"$all": [True]}}):
+        got = sorted(m.id for m in index.query([1.0, 0.0], filter=flt, top_k=10))
+        want = sorted(e.id for e in reference_query(records, "dotproduct", vector=[1.0, 0.0],
+                                                    filter=parse_filter(flt), top_k=10))
+        assert got == want, flt
+
+
+# -- refused shapes -------------------------------------------------------------------
+
+@pytest.mark.parametrize("flt", [
+    {"s": {"$gt": "a"}}, {"s": {"$not": {"$lte": "b"}}}, {"n": 2**53}, {"n": {"$lt": -(2**53)}},
+    {"n": {"$in": [1, 2**60]}}, {"$or": [{"a": 1}, {"n": {"$gte": 1e300}}]},
+])
+def test_inexact_filters_raise_before_any_io(store: vectorport.Store, flt: dict) -> None:
+    index = store.create_index("ref_idx", 2, "dotproduct")
+    with pytest.raises(UnsupportedFeatureError, match="qdrant"):
+        index.query([1.0, 0.0], filter=flt)
+    with pytest.raises(UnsupportedFeatureError, match="qdrant"):
+        index.count(filter=flt)
+    with pytest.raises(UnsupportedFeatureError, match="qdrant"):
+        index.delete(filter=flt)
+
+
+# -- options ---------------------------------------------------------------------------
+
+def test_query_options(store: vectorport.Store) -> None:
+    index = store.create_index("opt_idx", 2, "dotproduct")
+    index.upsert([("a", [1.0, 0.0]), ("b", [0.0, 1.0])])
+    exact = index.query([1.0, 0.5], top_k=2, backend_options={"qdrant": {"exact": True}})
+    assert [m.id for m in exact] == ["a", "b"]
+    other_sections = index.query([1.0, 0.5], top_k=2, backend_options={"pgvector": {"x": 1}})
+    assert [m.id for m in other_sections] == ["a", "b"]
+    for bad in ({"bogus": 1}, {"exact": "yes"}):
+        with pytest.raises(ValidationError):
+            index.query([1.0, 0.5], backend_options={"qdrant": bad})
+
+
+def test_ef_is_declared_where_qdrant_applies_it(store: vectorport.Store) -> None:
+    adapter = _adapter(store)
+    assert ("ef" in store.capabilities.hints) is adapter.engine.applies_hints
+    index = store.create_index("ef_idx", 2, "dotproduct")
+    index.upsert([("a", [1.0, 0.0])])
+    if adapter.engine.applies_hints:
+        assert [m.id for m in index.query([1.0, 0.0], ef=128)] == ["a"]
+    else:
+        with pytest.raises(UnsupportedFeatureError):
+            index.query([1.0, 0.0], ef=128)
+
+
+@pytest.mark.parametrize(("index_type", "params", "options"), [
+    ("flat", {}, {}), ("hnsw", {"m": 8, "ef_construction": 64}, {}),
+    ("auto", {}, {"on_disk": True, "full_scan_threshold": 100}),
+])
+def test_index_settings(store: vectorport.Store, index_type: str, params: dict,
+                        options: dict) -> None:
+    index = store.create_index(f"set_{index_type}", 2, "cosine", index_type=index_type,
+                               index_params=params, backend_options={"qdrant": options})
+    index.upsert([("a", [1.0, 0.0]), ("b", [0.0, 1.0])])
+    assert [m.id for m in index.query([1.0, 0.2], top_k=1)] == ["a"]
+
+
+@pytest.mark.parametrize(("kwargs"), [
+    {"backend_options": {"qdrant": {"shards": 2}}},
+    {"backend_options": {"qdrant": {"on_disk": "yes"}}},
+    {"index_type": "flat", "index_params": {"m": 4}},
+    {"index_type": "hnsw", "index_params": {"lists": 4}},
+])
+def test_bad_index_settings_are_refused_before_any_io(store: vectorport.Store,
+                                                     kwargs: dict) -> None:
+    with pytest.raises(ValidationError):
+        store.create_index("bad_set", 2, **kwargs)
+    assert "bad_set" not in store.list_indexes()
+
+
+def test_ivf_is_not_offered(store: vectorport.Store) -> None:
+    with pytest.raises(UnsupportedFeatureError):
+        store.create_index("ivf_idx", 2, index_type="ivf")
+
+
+def test_database_config_section() -> None:
+    """The query tool's keys: Qdrant's own name ``hnsw_ef`` is an alias of ``ef``."""
+    options = options_for_backend({"qdrant": {"hnsw_ef": 64, "consistency": "eventual"}},
+                                  "qdrant")
+    assert options.query_kwargs() == {"ef": 64, "consistency": "eventual"}
+    with pytest.raises(ConfigError, match="unknown key"):
+        options_for_backend({"qdrant": {"probes": 4}}, "qdrant")
+
+
+# -- ranking ---------------------------------------------------------------------------
+
+def test_ties_at_the_cut_keep_the_smallest_ids(store: vectorport.Store) -> None:
+    index = store.create_index("tie_idx", 2, "cosine")
+    rows = [{"id": f"t{(i * 37) % 50:02d}", "vector": [1.0, 1.0]} for i in range(50)]
+    rows += [{"id": "best", "vector": [1.0, 0.0]}]
+    index.upsert(rows)
+    got = [m.id for m in index.query([1.0, 0.1], top_k=6)]
+    want = [e.id for e in reference_query(canonical_records(rows, 2), "cosine",
+                                          vector=[1.0, 0.1], top_k=6)]
+    assert got == want == ["best", "t00", "t01", "t02", "t03", "t04"]
+
+
+def test_hybrid_sum_finds_records_deep_in_both_lists(store: vectorport.Store) -> None:
+    """The best sum is in neither list's top: the threshold loop must widen."""
+    index = store.create_index("hyb_idx", 2, "dotproduct", sparse=True)
+    rows = []
+    for i in range(120):
+        dense = [1.0 - i / 200, 0.0]
+        rows.append({"id": f"d{i:03d}", "vector": dense,
+                     "sparse": {"indices": [1], "values": [0.001 * i]}})
+    rows.append({"id": "middle", "vector": [0.9, 0.0], "sparse": {"indices": [1], "values": [0.5]}})
+    index.upsert(rows)
+    q = {"indices": [1], "values": [1.0]}
+    got = index.query([1.0, 0.0], sparse=q, top_k=3)
+    records = canonical_records(rows, 2)
+    want = reference_query(records, "dotproduct", vector=[1.0, 0.0], sparse=sparse_vector(q),
+                           top_k=3)
+    assert [m.id for m in got] == [e.id for e in want]
+    assert got[0].score == pytest.approx(want[0].score)
+
+
+def test_min_score_is_inclusive(store: vectorport.Store) -> None:
+    index = store.create_index("min_idx", 2, "dotproduct")
+    index.upsert([("a", [0.5, 0.0]), ("b", [0.25, 0.0]), ("c", [0.125, 0.0])])
+    assert [m.id for m in index.query([1.0, 0.0], min_score=0.25)] == ["a", "b"]
+
+
+# -- persistence and batching ------------------------------------------------------------
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_data_survives_reopening(engine: str, tmp_path: Path) -> None:
+    url = _url(engine, tmp_path)
+    with vectorport.connect(url) as store:
+        index = store.create_index("keep_idx", 2, "cosine", sparse=True)
+        index.upsert([{"id": "a", "vector": [1, 2], "metadata": {"t": ["x"]}, "document": "doc",
+                       "sparse": {"indices": [3], "values": [0.5]}}], namespace="n")
+    with vectorport.connect(url) as store:
+        assert store.list_indexes() == ["keep_idx"]
+        record = store.index("keep_idx").fetch(["a"], namespace="n")["a"]
+        assert record.vector.tolist() == [1.0, 2.0] and record.document == "doc"
+        assert dict(record.metadata) == {"t": ("x",)}
+        assert record.sparse is not None and record.sparse.indices == (3,)
+        assert store.describe_index("keep_idx").namespaces == {"n": 1}
+        store.delete_index("keep_idx")
+        assert store.list_indexes() == []
+
+
+def test_size_batches_split_by_estimated_bytes() -> None:
+    points = [Point(str(i), {naming.DENSE: [0.0] * 1000}, {"x": "y"}) for i in range(10)]
+    batches = list(size_batches(points, max_bytes=50_000))
+    assert [p.uid for b in batches for p in b] == [str(i) for i in range(10)]
+    assert len(batches) == 5  # about 24 KB each, two to a batch
+    assert list(size_batches(points[:1], max_bytes=1)) == [points[:1]]
+    assert list(size_batches(points, max_bytes=None)) == [points]  # Edge, local mode
+
+
+# -- patching ------------------------------------------------------------------------
+
+def test_patch_merges_unsets_and_replaces(store: vectorport.Store) -> None:
+    index = store.create_index("patch_idx", 2, "cosine", sparse=True)
+    assert isinstance(index, PatchableIndex)
+    index.upsert([{"id": "a", "vector": [1, 0], "metadata": {"keep": 1, "drop": True},
+                   "document": "d", "sparse": {"indices": [1], "values": [2.0]}}], namespace="n")
+    assert index.patch("a", vector=[3, 4], metadata={"drop": None, "new": False},
+                       namespace="n") is True
+    record = index.fetch(["a"], namespace="n")["a"]
+    assert record.vector.tolist() == [3.0, 4.0] and record.document == "d"
+    assert dict(record.metadata) == {"keep": 1, "new": False}
+    assert record.sparse is not None and record.sparse.values == (2.0,)
+    assert [m.id for m in index.query([3, 4], filter={"new": False}, namespace="n")] == ["a"]
+    assert index.query([3, 4], filter={"drop": True}, namespace="n") == []
+    assert index.patch("a", metadata={"x": 1}) is False  # other namespace
+    assert index.patch("missing", metadata={"x": 1}, namespace="n") is False
+    assert index.count("n") == 1 and index.count() == 0
+
+
+def test_concurrent_patches_lose_no_update(store: vectorport.Store) -> None:
+    """Each thread sets its own key many times: with a plain read-modify-write some
+    keys would be lost; compare-and-swap keeps every one."""
+    index = store.create_index("cas_idx", 2, "dotproduct")
+    assert isinstance(index, PatchableIndex)
+    index.upsert([("a", [1, 0], {"base": 0})])
+    workers, rounds = 4, 6
+
+    def work(worker: int) -> None:
+        for n in range(rounds):
+            assert index.patch("a", metadata={f"w{worker}": n}) is True
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(work, range(workers)))
+    metadata = dict(index.fetch(["a"])["a"].metadata)
+    assert metadata == {"base": 0, **{f"w{w}": rounds - 1 for w in range(workers)}}
+
+
+# -- HNSW on the edge engine ---------------------------------------------------------------
+
+def test_edge_builds_hnsw_and_searches_it(tmp_path: Path) -> None:
+    """Edge shards run Qdrant's optimizers only when asked: the adapter asks every
+    ``optimize_every`` points, after which searches go through the HNSW graph."""
+    rng = np.random.default_rng(7)
+    rows = [{"id": f"p{i:04d}", "vector": rng.normal(size=16).tolist(),
+             "metadata": {"even": i % 2 == 0}} for i in range(1500)]
+    url = f"qdrant+edge://{tmp_path}/hnsw?optimize_every=500"
+    with vectorport.connect(url) as store:
+        index = store.create_index("hnsw_idx", 16, "cosine", index_type="hnsw",
+                                   index_params={"m": 8, "ef_construction": 64},
+                                   backend_options={"qdrant": {"indexing_threshold": 1,
+                                                               "full_scan_threshold": 1}})
+        index.upsert(rows, namespace="t", batch_size=250)
+        index.upsert(rows[:10])  # another tenant, same vectors
+        engine = _adapter(store).engine
+        assert isinstance(engine, EdgeEngine) and engine.indexed_vectors("hnsw_idx") > 0
+        records = canonical_records(rows, 16)
+        query = rng.normal(size=16).tolist()
+        flt = {"even": True}
+        want = [e.id for e in reference_query(records, "cosine", vector=query,
+                                              filter=parse_filter(flt), top_k=10)]
+        exact = index.query(query, filter=flt, top_k=10, namespace="t",
+                            backend_options={"qdrant": {"exact": True}})
+        assert [m.id for m in exact] == want
+        approximate = index.query(query, filter=flt, top_k=10, namespace="t", ef=256)
+        assert len(set(m.id for m in approximate) & set(want)) >= 8  # HNSW recall
+        assert index.count("t", filter=flt) == 750 and index.count() == 10
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_connections_of_one_process_share_a_folder(engine: str, tmp_path: Path) -> None:
+    url = _url(engine, tmp_path)
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("shared_idx", 2, "dotproduct")
+        mine.upsert([("a", [1, 0])])
+        theirs = second.index("shared_idx")
+        assert theirs.count() == 1  # a read after a write, from another client
+        theirs.upsert([("b", [0, 1])])
+        assert sorted(mine.fetch(["a", "b"])) == ["a", "b"]
+        first.close()
+        assert theirs.count() == 2  # the folder stays open for the other connection
+        second.delete_index("shared_idx")
+    with vectorport.connect(url) as again:
+        assert again.list_indexes() == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_folder_open_in_another_process_is_refused(engine: str, tmp_path: Path) -> None:
+    url = _url(engine, tmp_path)
+    with vectorport.connect(url) as store:
+        store.create_index("busy_idx", 2, "dotproduct").upsert([("a", [1, 0])])
+        script = (
+            "import sys, vectorport\n"
+            "from vectorport.core.errors import BackendError\n"
+            "try:\n"
+            f"    vectorport.connect({url!r}).index('busy_idx').count()\n"
+            "except BackendError as exc:\n"
+            "    print(exc); sys.exit(0)\n"
+            "sys.exit(1)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "open in another process" in done.stdout
+
+
+def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store) -> None:
+    """Few points share a term: after the positive scores come the zero scores by id
+    (points sharing no term, or without a sparse vector), then the negative ones."""
+    index = store.create_index("zero_idx", 2, "dotproduct", sparse=True)
+    rows: list[dict] = [{"id": f"z{i:02d}", "vector": [1.0, 0.0],
+                         "sparse": {"indices": [9], "values": [1.0]}} for i in range(30, 0, -1)]
+    rows += [{"id": "pos", "vector": [1, 0], "sparse": {"indices": [1], "values": [2.0]}},
+             {"id": "neg", "vector": [1, 0], "sparse": {"indices": [1], "values": [-1.0]}},
+             {"id": "nil", "vector": [1, 0]},
+             {"id": "cancel", "vector": [1, 0], "sparse": {"indices": [1, 2], "values": [1, 1]}}]
+    index.upsert(rows)
+    q = {"indices": [1, 2], "values": [1.0, -1.0]}
+    records = canonical_records(rows, 2)
+    for top_k, min_score in ((5, None), (len(rows), None), (8, 0.0), (3, 1.0)):
+        got = index.query(sparse=q, top_k=top_k, min_score=min_score)
+        want = reference_query(records, "dotproduct", sparse=sparse_vector(q), top_k=top_k,
+                               min_score=min_score)
+        assert [m.id for m in got] == [e.id for e in want], (top_k, min_score)
