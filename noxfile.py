@@ -28,7 +28,7 @@ def _backends() -> list[str]:
     except ImportError:
         with open("pyproject.toml", "rb") as file:
             names = list(tomllib.load(file)["project"]["entry-points"]["vectorport"])
-    return sorted(n for n in names if Path(f"tests/test_conformance_{n}.py").exists())
+    return sorted(n for n in names if Path(f"tests/backends/{n}/test_conformance.py").exists())
 
 
 BACKENDS = _backends()
@@ -45,7 +45,7 @@ def tests(session: nox.Session) -> None:
 def _conformance_session(backend: str) -> None:
     def run(session: nox.Session) -> None:
         session.install(*TEST_INSTALL)
-        session.run("pytest", f"tests/test_conformance_{backend}.py", *session.posargs)
+        session.run("pytest", f"tests/backends/{backend}/test_conformance.py", *session.posargs)
 
     run.__doc__ = f"The conformance suite on {backend}."
     nox.session(name=f"conformance-{backend}")(run)
@@ -59,7 +59,7 @@ for _backend in BACKENDS:
 def milvus_legacy(session: nox.Session) -> None:
     """The milvus tests on the Milvus C++ engine line (milvus-lite 2.5 + pymilvus 2.6),
     with the capabilities that line has; the script manages its own virtualenv."""
-    session.run("bash", "tests/milvus_legacy_session.sh", *session.posargs, external=True)
+    session.run("bash", "tests/backends/milvus/legacy_session.sh", *session.posargs, external=True)
 
 
 @nox.session

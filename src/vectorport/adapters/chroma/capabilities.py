@@ -1,5 +1,5 @@
 """What the chroma adapter declares, each item proven by the conformance suite and
-``tests/test_chroma_*.py`` on the real engine (in process and through ``chroma run``).
+``tests/backends/chroma/`` on the real engine (in process and through ``chroma run``).
 
 - Every filter operator: Chroma's ``where`` plus exact rewrites (see ``filters.py``);
   string ranges are the one shape refused (a known deviation, not an undeclared operator).

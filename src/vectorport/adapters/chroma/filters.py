@@ -1,6 +1,6 @@
 """Compile the filter AST (CONTRACT §2) to a Chroma ``where``, exactly or not at all.
 
-What Chroma 1.5's ``where`` does, as measured on the engine (``tests/test_chroma_filters.py``
+What Chroma 1.5's ``where`` does, as measured on the engine (``tests/backends/chroma/test_filters.py``
 checks every rule below against the oracle, in process and through the server):
 
 - ``$eq``/``$ne``/``$in``/``$nin`` keep the kind rules: ``1`` matches ``1`` and ``1.0``,

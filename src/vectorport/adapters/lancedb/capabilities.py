@@ -1,5 +1,5 @@
 """What the lancedb adapter declares, each item proved on embedded LanceDB by the
-conformance suite and ``tests/test_lancedb_*.py``."""
+conformance suite and ``tests/backends/lancedb/``."""
 
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
 

@@ -12,7 +12,7 @@ filter is produced here, and nowhere else:
   :func:`render_bool`, from Python values only, never from text;
 - column names: :func:`identifier`, the adapter's own fixed names, checked.
 
-``tests/test_lancedb_escaping.py`` proves with hypothesis, through LanceDB's own
+``tests/backends/lancedb/test_escaping.py`` proves with hypothesis, through LanceDB's own
 parser, that a quoted string is always one literal whose value is the original string,
 and that compiled filters keep their shape whatever the values.
 """

@@ -1,6 +1,6 @@
 """What the milvus adapter declares on the current engine line (Milvus servers,
 milvus-lite 3), each item proved on milvus-lite 3 by the conformance suite and
-``tests/test_milvus_*.py``. milvus-lite 2 declares less: see :mod:`.engine_line`."""
+``tests/backends/milvus/``. milvus-lite 2 declares less: see :mod:`.engine_line`."""
 
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
 

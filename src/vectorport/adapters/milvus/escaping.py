@@ -11,7 +11,7 @@ literal the adapter writes into an expression is produced here, and nowhere else
 - numbers and booleans: :func:`render_scalar`, from Python values only (never text);
 - JSON keys: :func:`json_path`, a field identifier followed by a quoted key.
 
-``tests/test_milvus_escaping.py`` proves with hypothesis that no string changes the
+``tests/backends/milvus/test_escaping.py`` proves with hypothesis that no string changes the
 structure of an expression: parsed by milvus-lite's own parser, a quoted string is
 always exactly one string token whose value is the original string.
 """

@@ -1,7 +1,7 @@
 """What the qdrant adapter declares (CONTRACT §7), per engine, and why.
 
 Every item is proved by the conformance suite on the engine that declares it
-(``tests/test_conformance_qdrant.py``) and by ``tests/test_qdrant_*.py``.
+(``tests/backends/qdrant/test_conformance.py``) and by ``tests/backends/qdrant/``.
 """
 
 from __future__ import annotations

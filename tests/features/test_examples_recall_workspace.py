@@ -13,10 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.support.examples_runner import check_example, run_examples
 
-from examples_runner import check_example, run_examples
-
-ROOT = Path(__file__).resolve().parent.parent / "examples"
+ROOT = Path(__file__).resolve().parents[2] / "examples"
 
 EXPECTED_OUTPUT: dict[str, list[str]] = {
     "recall/basic.py": [

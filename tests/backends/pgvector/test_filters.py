@@ -128,7 +128,7 @@ def test_encoder_writes_integral_floats_with_a_fraction() -> None:
 
 @pytest.fixture(scope="module")
 def index() -> Iterator[Index]:
-    with running_postgres() as url, vectorport.connect(url) as store:
+    with running_postgres(shared=True) as url, vectorport.connect(url) as store:
         yield store.create_index("numbers", 2, "cosine", index_type="flat")
 
 

@@ -12,10 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.support.examples_runner import check_example, run_examples
 
-from examples_runner import check_example, run_examples
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "query_tool"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "query_tool"
 
 EXPECTED_OUTPUT: dict[str, list[str]] = {
     "basic.py": ["tool id:   VectorQuery local docs Tool", "tool name: VectorQuery_local_docs_Tool",

@@ -16,7 +16,7 @@ from vectorport.testing.pgvector import running_postgres
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
-    with running_postgres() as url:
+    with running_postgres(shared=True) as url:
         yield url
 
 

@@ -1,6 +1,6 @@
 """One ``local://`` file shared by several real processes.
 
-Each peer (:mod:`local_peers`) is a separate Python interpreter driving its own
+Each peer (:mod:`tests.backends.local.peers`) is a separate Python interpreter driving its own
 ``Store`` on the same SQLite file. Expected results come from what the processes report
 they wrote, never from numbers copied from a run.
 """
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.backends.local.peers import Peer, Peers
 
 import vectorport
-from local_peers import Peer, Peers
 from vectorport.core.errors import (
     BackendError,
     ConfigError,

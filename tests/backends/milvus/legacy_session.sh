@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The milvus tests on the Milvus C++ engine line: milvus-lite 2.5 with pymilvus 2.6.
-# See tests/milvus_legacy.md. Usage (from anywhere):
-#   tests/milvus_legacy_session.sh [pytest args...]
+# See tests/backends/milvus/legacy.md. Usage (from anywhere):
+#   tests/backends/milvus/legacy_session.sh [pytest args...]
 # The venv (MILVUS_LEGACY_VENV, default /tmp/mvlegacy) is created on first use and
 # reused afterwards. The pins are installed first, then vectorport without its
 # dependencies, so that pip never pulls pymilvus 3 / milvus-lite 3 in.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 VENV="${MILVUS_LEGACY_VENV:-/tmp/mvlegacy}"
 PYTHON="${PYTHON:-python3}"
 
@@ -30,5 +30,5 @@ PY
 cd "$ROOT"
 # test_milvus_escaping.py needs milvus-lite 3's own parser and skips itself here.
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-    tests/test_conformance_milvus.py tests/test_milvus_adapter.py \
-    tests/test_milvus_ranking.py tests/test_milvus_escaping.py "$@"
+    tests/backends/milvus/test_conformance.py tests/backends/milvus/test_adapter.py \
+    tests/backends/milvus/test_ranking.py tests/backends/milvus/test_escaping.py "$@"

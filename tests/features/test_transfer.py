@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.backends import ALL, Backend, open_backend
+from tests.support.backends import ALL, Backend, open_backend
 
 import vectorport
 from vectorport.transfer import copy_index, export_index, import_index, plan_copy, verify_indexes

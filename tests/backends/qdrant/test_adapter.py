@@ -1,7 +1,7 @@
 """The qdrant adapter's own choices, on the real engines (Qdrant Edge and qdrant-client's
 local mode): URLs and credentials, the point layout, the tenant index, boolean
 shadows, options, ranking under ties and persistence. The contract itself is checked by
-``tests/test_conformance_qdrant.py``; expected answers here come from the reference
+``tests/backends/qdrant/test_conformance.py``; expected answers here come from the reference
 query or from the definitions in :mod:`vectorport.adapters.qdrant.naming`."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "custom_store"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "custom_store"
 
 
 def run(script: str, tmp_path: Path, *args: str) -> str:

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.support import backends
 
-import backends
 import vectorport
 from vectorport import (
     ConfigError,
@@ -46,7 +46,7 @@ from vectorport.embedders import BM25Encoder, HashingEmbedder
 
 
 BACKENDS = backends.ALL
-"""Every backend the conformance suite runs (see ``tests/backends.py``)."""
+"""Every backend the conformance suite runs (see ``tests/support/backends.py``)."""
 
 
 @pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.name)

@@ -23,8 +23,8 @@ from haystack.testing.document_store import (
     GetMetadataFieldUniqueValuesTest,
 )
 from haystack.utils.filters import document_matches_filter
+from tests.support import backends
 
-import backends
 import vectorport
 from vectorport.integrations.haystack import VectorportDocumentStore, VectorportEmbeddingRetriever
 

@@ -25,8 +25,8 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryMode,
 )
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+from tests.support import backends
 
-import backends
 import vectorport
 from vectorport.core.filters.oracle import matches
 from vectorport.embedders import BM25Encoder

@@ -31,7 +31,7 @@ HOSTILE_SCHEMAS = (*HOSTILE_STRINGS, *HOSTILE_FIELD_NAMES, "pg_catalog", "pg_tem
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
-    with running_postgres() as url:
+    with running_postgres(shared=True) as url:
         yield url
 
 

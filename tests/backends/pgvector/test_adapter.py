@@ -43,7 +43,7 @@ OFF = {"pgvector": {"iterative_scan": "off"}}
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
-    with running_postgres() as url:
+    with running_postgres(shared=True) as url:
         yield url
 
 

@@ -14,8 +14,8 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_tests.integration_tests import VectorStoreIntegrationTests
+from tests.support import backends
 
-import backends
 import vectorport
 from vectorport.embedders import HashingEmbedder
 from vectorport.integrations.langchain import VectorportVectorStore

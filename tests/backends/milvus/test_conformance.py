@@ -1,7 +1,7 @@
 """The conformance suite on Milvus: milvus-lite 3 in process, as a fresh
 ``pip install "vectorport[milvus]"`` gives it (or ``VECTORPORT_TEST_MILVUS_URL``).
 
-With milvus-lite 2 installed (the C++ engine line, ``tests/milvus_legacy_session.sh``)
+With milvus-lite 2 installed (the C++ engine line, ``tests/backends/milvus/legacy_session.sh``)
 the same classes run against it: the adapter then declares that line's capabilities,
 and ``$exists: false`` (the one negation inside a declared operator) is refused."""
 

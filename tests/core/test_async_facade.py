@@ -167,7 +167,7 @@ def pg_url() -> Iterator[str]:
     pytest.importorskip("pgvector")
     from vectorport.testing.pgvector import running_postgres
 
-    with running_postgres() as url:
+    with running_postgres(shared=True) as url:
         yield url
 
 
