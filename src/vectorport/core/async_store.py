@@ -35,6 +35,7 @@ from vectorport.core.requests import QueryKwargs, RawFilter
 from vectorport.core.retry import RetryPolicy
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -208,6 +209,13 @@ class AsyncIndex:
                                              request, namespace=request.namespace,
                                              size=request.top_k)
         return requests.finish_query(request, matches)
+
+    async def explain(self, vector: Any = None, *, sparse: Any = None,
+                      **options: Unpack[QueryKwargs]) -> Explanation:
+        """:meth:`Index.explain`, awaited (in a worker thread: an adapter may read the
+        schema its filter compiler needs)."""
+        return await asyncio.to_thread(
+            lambda: self.sync.explain(vector, sparse=sparse, **options))
 
     async def query_many(self, vectors: Any, **options: Unpack[QueryKwargs]) -> list[list[Match]]:
         """:meth:`Index.query_many`, awaited; native adapters answer the rows concurrently."""

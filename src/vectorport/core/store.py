@@ -22,6 +22,7 @@ from vectorport.core import requests, scanning, validation
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
+    ExplainingAdapter,
     IdListingAdapter,
     PatchableAdapter,
 )
@@ -37,6 +38,7 @@ from vectorport.core.plugin import AdapterEntry, Registry, default_registry
 from vectorport.core.requests import QueryKwargs, RawFilter, Target
 from vectorport.core.retry import RetryPolicy
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -244,6 +246,20 @@ class Index:
         return requests.build_query(self.target, vector, sparse=sparse, **options)
 
     finish_query = staticmethod(requests.finish_query)
+
+    def explain(self, vector: Any = None, *, sparse: Any = None,
+                **options: Unpack[QueryKwargs]) -> Explanation:
+        """What :meth:`query` with these arguments would send to the backend, without
+        sending it: the same validation, then the adapter's own request builder (SQL
+        with placeholders and parameter kinds, the compiled filter, ``ef``/``probes``,
+        over-fetch and consistency settings). ``UnsupportedFeatureError`` when the
+        adapter has no explain hook."""
+        request = requests.build_query(self.target, vector, sparse=sparse, **options)
+        adapter = self._adapter
+        if not isinstance(adapter, ExplainingAdapter):
+            raise self.store.unsupported(
+                "explain", f"explain is not available for backend {self.store.backend!r}")
+        return adapter.explain_query(self.spec, request)
 
     # -- data operations --------------------------------------------------------------
 
