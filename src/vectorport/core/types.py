@@ -261,7 +261,7 @@ class Explanation:
             lines.append("settings:")
             lines.extend(f"  {key} = {value}" for key, value in self.settings.items())
         if self.statements:
-            lines.append("sent first:")
+            lines.append("also sent:")
             lines.extend(f"  {text}" for text in self.statements)
         lines.append(f"request ({self.language}):")
         lines.extend(f"  {line}" for line in self.request.splitlines() or [""])
