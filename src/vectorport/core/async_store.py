@@ -144,17 +144,17 @@ class AsyncIndex:
 
     async def _run(self, operation: str, fn: Callable[[], Awaitable[T]],
                    namespace: str | None = None, size: int | None = None,
-                   idempotent: bool = True) -> T:
+                   idempotent: bool = True, top_k: int | None = None) -> T:
         return await self.sync.store.runner.arun(operation, fn, index=self.name,
                                                  namespace=namespace, size=size,
-                                                 idempotent=idempotent)
+                                                 idempotent=idempotent, top_k=top_k)
 
     async def _run_thread(self, operation: str, fn: Callable[..., T], *args: Any,
                           namespace: str | None = None, size: int | None = None,
-                          **kwargs: Any) -> T:
+                          top_k: int | None = None, **kwargs: Any) -> T:
         """A sync adapter call in a worker thread, through the async operation wrapper."""
         return await self._run(operation, lambda: asyncio.to_thread(fn, *args, **kwargs),
-                               namespace, size)
+                               namespace, size, top_k=top_k)
 
     # -- data operations --------------------------------------------------------------
 
@@ -228,7 +228,7 @@ class AsyncIndex:
         if isinstance(adapter, BatchQueryAdapter):
             results = await self._run_thread("query_many", adapter.query_many, spec,
                                              replace(request, vector=None), matrix,
-                                             namespace=ns, size=len(matrix))
+                                             namespace=ns, size=len(matrix), top_k=k)
         elif native is not None:
             rows = [replace(request, vector=row) for row in matrix]
             results = list(await asyncio.gather(*(

@@ -236,9 +236,10 @@ class Index:
         return Target(self.store.backend, self.store.capabilities, self.spec)
 
     def _call(self, operation: str, fn: Callable[[], T], namespace: str | None = None,
-              size: int | None = None, idempotent: bool = True) -> T:
+              size: int | None = None, idempotent: bool = True,
+              top_k: int | None = None) -> T:
         return self.store.runner.run(operation, fn, index=self.name, namespace=namespace,
-                                     size=size, idempotent=idempotent)
+                                     size=size, idempotent=idempotent, top_k=top_k)
 
     def prepare_query(self, vector: Any = None, *, sparse: Any = None,
                       **options: Unpack[QueryKwargs]) -> QueryRequest:
@@ -328,7 +329,8 @@ class Index:
         if isinstance(adapter, BatchQueryAdapter):
             template = replace(request, vector=None)
             results = self._call("query_many", lambda: adapter.query_many(
-                self.spec, template, matrix), request.namespace, len(matrix))
+                self.spec, template, matrix), request.namespace, len(matrix),
+                top_k=request.top_k)
         else:
             results = [
                 self._call("query", lambda row=row: adapter.query(  # type: ignore[misc]
