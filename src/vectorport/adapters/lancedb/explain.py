@@ -77,8 +77,10 @@ def explain_query(index: IndexSpec, request: QueryRequest, columns: list[str]) -
             settings["refine_factor"] = prepared.refine_factor
     notes = [f"first search {depth} deep, four times deeper while the cut is tied; "
              "scores are recomputed exactly from the returned vectors"]
-    if prepared.exact and (request.ef is not None or request.probes is not None):
-        notes.append("ef/probes do not apply: this index is searched exactly")
+    if prepared.exact:
+        notes.extend(f"{hint} does not apply: this index is searched exactly (not sent)"
+                     for hint, value in (("ef", request.ef), ("probes", request.probes))
+                     if value is not None)
     return Explanation(
         backend=BACKEND, index=index.name, namespace=request.namespace,
         top_k=request.top_k, language="lancedb", request="\n".join(chain),

@@ -104,6 +104,10 @@ def explain_query(index: IndexSpec, request: QueryRequest, expression: str,
         params = dense_search_params(index, request, depth)
         settings["metric_type"] = params["metric_type"]
         settings.update(params["params"])
+        for hint, value, used in (("ef", request.ef, "ef"), ("probes", request.probes, "nprobe")):
+            if value is not None and used not in params["params"]:
+                notes.append(f"{hint} does not apply to this index (index_type "
+                             f"{index.index_type!r}): not sent")
         search.append(f"search(anns_field=vector, limit={depth}, search_params={params})")
     if request.sparse is not None:
         search.append(f"sparse searches (IP, drop_ratio_search=0.0), limit={depth}")
