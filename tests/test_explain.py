@@ -222,7 +222,7 @@ def test_pgvector_set_local_uses_the_hint(opened: Any) -> None:
 
 
 def test_async_explain_is_the_sync_one(opened: Any) -> None:
-    _, store, index = opened
+    index = opened[2]
 
     async def explain() -> Explanation:
         return await vectorport.AsyncIndex(index).explain(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
@@ -243,6 +244,12 @@ class Explanation:
     settings: Mapping[str, ExplainSetting] = field(default_factory=dict)
     statements: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Frozen means frozen: the settings an adapter passes are kept as a read-only copy.
+        object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
+
+    __hash__ = None  # type: ignore[assignment]  # settings is a mapping
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (the CLI's ``--json``)."""

@@ -83,7 +83,8 @@ def explain_query(names: Names, index: IndexSpec, request: QueryRequest) -> Expl
            if request.filter is not None else None)
     settings: dict[str, str | int | float | bool | None] = dict(prepared.settings)
     settings["ann_index"] = layout.ann
-    settings["consistency"] = "strong (every statement commits before it returns)"
+    settings["consistency"] = (f"{request.consistency} (served as strong: every "
+                               "statement commits before it returns)")
     notes = ["every value is a bound parameter: shown by kind, never by value"]
     if prepared.settings:
         notes.append("the SET LOCAL settings and the query run in one transaction")
