@@ -11,6 +11,7 @@
 
 from vectorport.core.adapter import (
     Adapter,
+    ExplainingAdapter,
     IdListingAdapter,
     NativeAsyncAdapter,
     PatchableAdapter,
@@ -51,6 +52,7 @@ from vectorport.core.retry import RetryPolicy
 from vectorport.core.scoring import hybrid_scale
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     Include,
     IndexInfo,
@@ -78,6 +80,8 @@ __all__ = [
     "ConnectionURL",
     "ConsistencyTimeoutError",
     "DimensionMismatchError",
+    "ExplainingAdapter",
+    "Explanation",
     "Filter",
     "FilterError",
     "IdListingAdapter",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from vectorport.core.errors import VectorportError
 from vectorport.core.plugin import default_registry
 from vectorport.core.store import connect
+from vectorport.explain_cli import add_parser as add_explain_parser
 from vectorport.mcp.cli import add_parser as add_mcp_parser
 from vectorport.transfer.cli import add_parsers as add_transfer_parsers
 from vectorport.transfer.cli import configure_logging
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_workspace_parser(sub)
     add_transfer_parsers(sub)
     add_mcp_parser(sub)
+    add_explain_parser(sub)
     return parser
 
 

@@ -7,6 +7,7 @@ engine, and the turbopuffer emulator for retries).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import vectorport
-from vectorport import IndexNotFoundError, Registry
+from vectorport import IndexNotFoundError, OperationEvent, Registry
+from vectorport.core.plugin import OperationOutcome
 from vectorport.testing.emulators.http import Faults
 from vectorport.tracing import TracingPlugin, namespace_hash
 
@@ -77,11 +79,13 @@ def test_one_span_per_operation_with_names_and_counts(plugin: TracingPlugin,
                         filter={"tenant": {"$eq": SECRET_WORDS[0]}})
     index.fetch(["r0", "r1"], namespace="ns-a")
     index.delete(["r3"], namespace="ns-a")
-    index.query_many([VECTOR, [0.5, 0.5, 0.5]], top_k=2, namespace="ns-a")
+    fetched = index.fetch(["r0", "r1", "missing"], namespace="ns-b")
+    answers = index.query_many([VECTOR, [0.5, 0.5, 0.5]], top_k=2, namespace="ns-a")
 
     spans = exporter.get_finished_spans()
     operations = [(s.attributes or {}).get("db.operation.name") for s in spans]
-    assert operations == ["create_index", "upsert", "query", "fetch", "delete", "query_many"]
+    assert operations == ["create_index", "upsert", "query", "fetch", "delete", "fetch",
+                          "query_many"]
 
     (query,) = by_operation(spans, "query")
     attrs = dict(query.attributes or {})
@@ -91,16 +95,23 @@ def test_one_span_per_operation_with_names_and_counts(plugin: TracingPlugin,
     assert attrs["vectorport.namespace"] == "ns-a"
     assert attrs["vectorport.top_k"] == 3
     assert attrs["vectorport.retries"] == 0
+    assert attrs["db.response.returned_rows"] == len(found)
     assert 0 <= attrs["vectorport.duration_s"] <= (query.end_time - query.start_time) / 1e9 + 1e-3
     assert "error.type" not in attrs
     assert len(found) == 3
 
     (upsert,) = by_operation(spans, "upsert")
     assert dict(upsert.attributes or {})["vectorport.record_count"] == len(records)
-    (fetch,) = by_operation(spans, "fetch")
+    fetch, fetch_other = by_operation(spans, "fetch")
     assert dict(fetch.attributes or {})["vectorport.record_count"] == 2
+    assert dict(fetch.attributes or {})["db.response.returned_rows"] == 2
+    assert dict(fetch_other.attributes or {})["vectorport.record_count"] == 3
+    assert dict(fetch_other.attributes or {})["db.response.returned_rows"] == len(fetched) == 0
     (batch,) = by_operation(spans, "query_many")
-    assert dict(batch.attributes or {})["vectorport.query_count"] == 2
+    batch_attrs = dict(batch.attributes or {})
+    assert batch_attrs["vectorport.query_count"] == 2
+    assert batch_attrs["vectorport.top_k"] == 2  # the batch's top_k, no longer lost
+    assert batch_attrs["db.response.returned_rows"] == sum(len(a) for a in answers)
 
     for span in spans:  # no metadata, document, filter or vector value anywhere
         text = all_values(span)
@@ -155,15 +166,23 @@ def test_spans_nest_under_the_callers_span(plugin: TracingPlugin, provider: Trac
 
 
 def test_retries_are_counted(plugin: TracingPlugin, exporter: InMemorySpanExporter) -> None:
+    turbopuffer = pytest.importorskip("turbopuffer")
+    from vectorport.adapters.turbopuffer.adapter import TurbopufferAdapter
+    from vectorport.core.retry import NO_RETRY
     from vectorport.testing.emulators.turbopuffer import running
 
-    key_env = "VECTORPORT_TEST_OTEL_TPUF_KEY"
-    os.environ[key_env] = "emulator-key"
+    # Retries come from the after-hook's outcome, not from the retry log: silence it.
+    retry_log = logging.getLogger("vectorport.retry")
+    was_disabled, retry_log.disabled = retry_log.disabled, True
     with running(api_key="emulator-key") as server:
-        url = f"turbopuffer://?base_url={server.url}&api_key_env={key_env}"
-        store = vectorport.connect(url, registry=traced_registry(plugin),
-                                   retry=vectorport.RetryPolicy(attempts=30, base_seconds=0.001,
-                                                                cap_seconds=0.002))
+        # No retries below the facade (the SDK's, the adapter's per request), so every
+        # request past the first of a query is a retry of the whole operation.
+        client = turbopuffer.Turbopuffer(api_key="emulator-key", base_url=server.url,
+                                         max_retries=0, telemetry=False)
+        store = vectorport.Store(TurbopufferAdapter(client, retry=NO_RETRY),
+                                 registry=traced_registry(plugin),
+                                 retry=vectorport.RetryPolicy(attempts=30, base_seconds=0.001,
+                                                              cap_seconds=0.002))
         index = store.create_index("retry_docs", dimension=3)
         index.upsert([("a", [1, 0, 0], {}), ("b", [0, 1, 0], {})])
         before = server.requests_served
@@ -177,10 +196,51 @@ def test_retries_are_counted(plugin: TracingPlugin, exporter: InMemorySpanExport
         sent = server.requests_served - before
         server.faults = Faults()
         store.delete_index("retry_docs")
+    retry_log.disabled = was_disabled
     queries = by_operation(exporter.get_finished_spans(), "query")
     retries = [int(dict(s.attributes or {})["vectorport.retries"]) for s in queries]
     assert len(queries) == 5
     assert sum(retries) == sent - 5 > 0  # every request past the first of each was a retry
+
+
+class Outcomes:
+    """A plugin of the new after-hook argument only, next to one of the old three."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, OperationOutcome, int | None, int | None]] = []
+
+    @vectorport.hookimpl
+    def vectorport_after_operation(self, event: OperationEvent,
+                                   outcome: OperationOutcome) -> None:
+        self.seen.append((event.operation, outcome, event.top_k, event.record_count))
+
+
+class OldStyle:
+    calls = 0
+
+    @vectorport.hookimpl
+    def vectorport_after_operation(self, event: OperationEvent, error: Any,
+                                   seconds: float) -> None:
+        OldStyle.calls += 1
+
+
+def test_after_hook_outcome_and_old_signatures() -> None:
+    registry = Registry()
+    outcomes = Outcomes()
+    registry.register_plugin(outcomes, "outcomes")
+    registry.register_plugin(OldStyle(), "old-style")
+    store = vectorport.connect("memory://", registry=registry)
+    index = store.create_index("docs", dimension=3)
+    index.upsert([("a", [1, 0, 0], {"n": 1}), ("b", [0, 1, 0], {"n": 2})])
+    found = index.query([1, 0, 0], top_k=5, filter={"n": {"$gte": 2}})
+    total = index.count()
+    assert not registry.broken
+    by_op = {op: (outcome, top_k, count) for op, outcome, top_k, count in outcomes.seen}
+    assert by_op["create_index"][0] == OperationOutcome(1, None)
+    assert by_op["upsert"] == (OperationOutcome(1, None), None, 2)
+    assert by_op["query"] == (OperationOutcome(1, len(found)), 5, None)
+    assert by_op["count"][0] == OperationOutcome(1, total)
+    assert OldStyle.calls == len(outcomes.seen)
 
 
 def test_no_plugin_no_hooks() -> None:

@@ -35,6 +35,7 @@ from vectorport.core.config import ConnectionURL
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
     DenseMatrix,
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -189,3 +190,17 @@ class ScanningAdapter(Protocol):
         page_size: int,
         cursor: str | None,
     ) -> RecordPage: ...
+
+
+@runtime_checkable
+class ExplainingAdapter(Protocol):
+    """Says what a query would send, without sending it (:meth:`Index.explain`).
+
+    The one hook an adapter author implements for ``explain``: build the request with
+    the same pure function :meth:`Adapter.query` uses, and describe it (SQL with
+    placeholders and parameter kinds, the compiled filter, the settings). No query I/O;
+    reading schema the compiler needs is allowed. Without it, ``explain`` raises
+    ``UnsupportedFeatureError``.
+    """
+
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation: ...

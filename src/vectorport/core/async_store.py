@@ -35,6 +35,7 @@ from vectorport.core.requests import QueryKwargs, RawFilter
 from vectorport.core.retry import RetryPolicy
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -143,17 +144,17 @@ class AsyncIndex:
 
     async def _run(self, operation: str, fn: Callable[[], Awaitable[T]],
                    namespace: str | None = None, size: int | None = None,
-                   idempotent: bool = True) -> T:
+                   idempotent: bool = True, top_k: int | None = None) -> T:
         return await self.sync.store.runner.arun(operation, fn, index=self.name,
                                                  namespace=namespace, size=size,
-                                                 idempotent=idempotent)
+                                                 idempotent=idempotent, top_k=top_k)
 
     async def _run_thread(self, operation: str, fn: Callable[..., T], *args: Any,
                           namespace: str | None = None, size: int | None = None,
-                          **kwargs: Any) -> T:
+                          top_k: int | None = None, **kwargs: Any) -> T:
         """A sync adapter call in a worker thread, through the async operation wrapper."""
         return await self._run(operation, lambda: asyncio.to_thread(fn, *args, **kwargs),
-                               namespace, size)
+                               namespace, size, top_k=top_k)
 
     # -- data operations --------------------------------------------------------------
 
@@ -209,6 +210,13 @@ class AsyncIndex:
                                              size=request.top_k)
         return requests.finish_query(request, matches)
 
+    async def explain(self, vector: Any = None, *, sparse: Any = None,
+                      **options: Unpack[QueryKwargs]) -> Explanation:
+        """:meth:`Index.explain`, awaited (in a worker thread: an adapter may read the
+        schema its filter compiler needs)."""
+        return await asyncio.to_thread(
+            lambda: self.sync.explain(vector, sparse=sparse, **options))
+
     async def query_many(self, vectors: Any, **options: Unpack[QueryKwargs]) -> list[list[Match]]:
         """:meth:`Index.query_many`, awaited; native adapters answer the rows concurrently."""
         request, matrix = requests.build_query_many(self.sync.target, vectors, **options)
@@ -220,7 +228,7 @@ class AsyncIndex:
         if isinstance(adapter, BatchQueryAdapter):
             results = await self._run_thread("query_many", adapter.query_many, spec,
                                              replace(request, vector=None), matrix,
-                                             namespace=ns, size=len(matrix))
+                                             namespace=ns, size=len(matrix), top_k=k)
         elif native is not None:
             rows = [replace(request, vector=row) for row in matrix]
             results = list(await asyncio.gather(*(

@@ -54,16 +54,80 @@ _NO_KEYS: Mapping[str, str] = MappingProxyType({})
 # -- values ----------------------------------------------------------------------------
 
 
+_TOP_K_OPERATIONS = frozenset({"query", "query_many"})
+
+
 @dataclass(frozen=True, slots=True)
 class OperationEvent:
-    """One facade operation, as the operation hooks see it."""
+    """One facade operation, as the operation hooks see it.
+
+    ``top_k`` is set for ``query`` and ``query_many``; ``record_count`` is what the
+    operation carries: records written (``upsert``), ids fetched or deleted, ids or
+    records asked for (``list_ids``, ``scan`` page size), ``patch`` (1), the query
+    vectors of a ``query_many`` batch. ``size`` is the older single number (top_k for
+    ``query``, the batch for ``query_many``, else ``record_count``), kept for plugins
+    written against it.
+    """
 
     backend: str
     operation: str
     index: str | None = None
     namespace: str | None = None
     size: int | None = None
-    """Records written, ids asked for, or top_k, depending on the operation."""
+    top_k: int | None = None
+    record_count: int | None = None
+
+    @classmethod
+    def of(cls, backend: str, operation: str, index: str | None, namespace: str | None,
+           size: int | None, top_k: int | None = None) -> OperationEvent:
+        """The event of one facade call: ``size`` as the facade passes it (top_k for a
+        ``query``, the batch for ``query_many``, the records otherwise) and ``top_k``
+        where the call knows it separately (``query_many``)."""
+        if operation == "query" and top_k is None:
+            return cls(backend, operation, index, namespace, size, size, None)
+        record_count = size if operation != "query" else None
+        return cls(backend, operation, index, namespace, size,
+                   top_k if operation in _TOP_K_OPERATIONS else None, record_count)
+
+
+@dataclass(frozen=True, slots=True)
+class OperationOutcome:
+    """What an operation came to, for the after-hook.
+
+    ``attempts``: the calls made to the adapter (1 + the retries of transient failures;
+    0 when a before hook refused it). ``result_count``: matches of ``query``, at most
+    ``top_k`` (summed over a ``query_many`` batch), records found by ``fetch``, ids of a
+    ``list_ids`` page, records of a ``scan`` page, the number ``count`` returned, 1/0
+    for ``patch``; ``None`` where it means nothing (writes, lifecycle) or on failure.
+    """
+
+    attempts: int = 0
+    result_count: int | None = None
+
+    @property
+    def retries(self) -> int:
+        return max(self.attempts - 1, 0)
+
+
+def result_count(value: object, top_k: int | None = None) -> int | None:
+    """The :attr:`OperationOutcome.result_count` of an adapter call's return value.
+
+    Query candidates are counted as the facade keeps them: at most ``top_k`` per query
+    (an adapter may return more under ties; ``min_score`` is applied after this)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, list):
+        cut = len if top_k is None else (lambda items: min(len(items), top_k))
+        if value and all(isinstance(v, list) for v in value):
+            return sum(cut(v) for v in value)  # query_many: one list per query
+        return cut(value)
+    for attr in ("ids", "records"):  # IdPage, RecordPage
+        found = getattr(value, attr, None)
+        if isinstance(found, tuple):
+            return len(found)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +219,13 @@ def vectorport_before_operation(event: OperationEvent) -> None:
 
 @hookspec
 def vectorport_after_operation(
-    event: OperationEvent, error: BaseException | None, seconds: float
+    event: OperationEvent, error: BaseException | None, seconds: float,
+    outcome: OperationOutcome,
 ) -> None:
     """Called after each facade operation, with the error if it failed or a before hook
-    refused it, and the seconds it took (retries included)."""
+    refused it, the seconds it took (retries included) and its :class:`OperationOutcome`
+    (attempts made, result count). An implementation may take any subset of these
+    arguments (pluggy passes only those it names), so older plugins keep working."""
 
 
 # -- the registry ----------------------------------------------------------------------
@@ -255,8 +322,10 @@ __all__ = [
     "PROJECT",
     "AdapterEntry",
     "OperationEvent",
+    "OperationOutcome",
     "Registry",
     "default_registry",
     "hookimpl",
     "hookspec",
+    "result_count",
 ]

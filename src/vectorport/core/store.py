@@ -22,6 +22,7 @@ from vectorport.core import requests, scanning, validation
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
+    ExplainingAdapter,
     IdListingAdapter,
     PatchableAdapter,
 )
@@ -37,6 +38,7 @@ from vectorport.core.plugin import AdapterEntry, Registry, default_registry
 from vectorport.core.requests import QueryKwargs, RawFilter, Target
 from vectorport.core.retry import RetryPolicy
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -234,9 +236,10 @@ class Index:
         return Target(self.store.backend, self.store.capabilities, self.spec)
 
     def _call(self, operation: str, fn: Callable[[], T], namespace: str | None = None,
-              size: int | None = None, idempotent: bool = True) -> T:
+              size: int | None = None, idempotent: bool = True,
+              top_k: int | None = None) -> T:
         return self.store.runner.run(operation, fn, index=self.name, namespace=namespace,
-                                     size=size, idempotent=idempotent)
+                                     size=size, idempotent=idempotent, top_k=top_k)
 
     def prepare_query(self, vector: Any = None, *, sparse: Any = None,
                       **options: Unpack[QueryKwargs]) -> QueryRequest:
@@ -244,6 +247,20 @@ class Index:
         return requests.build_query(self.target, vector, sparse=sparse, **options)
 
     finish_query = staticmethod(requests.finish_query)
+
+    def explain(self, vector: Any = None, *, sparse: Any = None,
+                **options: Unpack[QueryKwargs]) -> Explanation:
+        """What :meth:`query` with these arguments would send to the backend, without
+        sending it: the same validation, then the adapter's own request builder (SQL
+        with placeholders and parameter kinds, the compiled filter, ``ef``/``probes``,
+        over-fetch and consistency settings). ``UnsupportedFeatureError`` when the
+        adapter has no explain hook."""
+        request = requests.build_query(self.target, vector, sparse=sparse, **options)
+        adapter = self._adapter
+        if not isinstance(adapter, ExplainingAdapter):
+            raise self.store.unsupported(
+                "explain", f"explain is not available for backend {self.store.backend!r}")
+        return adapter.explain_query(self.spec, request)
 
     # -- data operations --------------------------------------------------------------
 
@@ -312,7 +329,8 @@ class Index:
         if isinstance(adapter, BatchQueryAdapter):
             template = replace(request, vector=None)
             results = self._call("query_many", lambda: adapter.query_many(
-                self.spec, template, matrix), request.namespace, len(matrix))
+                self.spec, template, matrix), request.namespace, len(matrix),
+                top_k=request.top_k)
         else:
             results = [
                 self._call("query", lambda row=row: adapter.query(  # type: ignore[misc]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
@@ -207,3 +208,73 @@ class RecordPage:
 
     records: tuple[Record, ...]
     next_cursor: str | None
+
+
+ExplainSetting: TypeAlias = str | int | float | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """What one query would send to its backend, built by the adapter's own request
+    builder without sending it (:meth:`vectorport.Index.explain`).
+
+    - ``language``: how to read ``request`` (``"sql"``, ``"json"``, ``"milvus"``…).
+    - ``request``: the request text: SQL with placeholders, a filter JSON, a boolean
+      expression. Never holds the query vector; holds filter values only where the
+      backend's own form is a document of them (Pinecone, Chroma, turbopuffer, LanceDB).
+    - ``parameters``: the KINDS of the bound parameters (or ``?`` markers) of
+      ``request``, in order: ``"text"``, ``"vector(3)"``, ``"jsonb"``…, never values.
+    - ``filter``: the compiled filter alone, in the same form as in ``request``
+      (``None`` without a filter).
+    - ``settings``: what the query tunes, by the backend's own names (``hnsw.ef_search``,
+      ``nprobe``, the over-fetch depth asked for first, consistency…).
+    - ``statements``: further statements sent before ``request`` (pgvector's
+      ``SET LOCAL``), as text with their placeholders.
+    - ``notes``: how the adapter runs it beyond one request (widening under ties…).
+    """
+
+    backend: str
+    index: str
+    namespace: str
+    top_k: int
+    language: str
+    request: str
+    parameters: tuple[str, ...] = ()
+    filter: str | None = None
+    settings: Mapping[str, ExplainSetting] = field(default_factory=dict)
+    statements: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Frozen means frozen: the settings an adapter passes are kept as a read-only copy.
+        object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
+
+    __hash__ = None  # type: ignore[assignment]  # settings is a mapping
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (the CLI's ``--json``)."""
+        return {
+            "backend": self.backend, "index": self.index, "namespace": self.namespace,
+            "top_k": self.top_k, "language": self.language, "request": self.request,
+            "parameters": list(self.parameters), "filter": self.filter,
+            "settings": dict(self.settings), "statements": list(self.statements),
+            "notes": list(self.notes),
+        }
+
+    def __str__(self) -> str:
+        lines = [f"{self.backend} query on index {self.index!r}, namespace "
+                 f"{self.namespace!r}, top_k {self.top_k}"]
+        if self.settings:
+            lines.append("settings:")
+            lines.extend(f"  {key} = {value}" for key, value in self.settings.items())
+        if self.statements:
+            lines.append("also sent:")
+            lines.extend(f"  {text}" for text in self.statements)
+        lines.append(f"request ({self.language}):")
+        lines.extend(f"  {line}" for line in self.request.splitlines() or [""])
+        if self.parameters:
+            lines.append("parameters (kinds, in order): " + ", ".join(self.parameters))
+        if self.filter is not None:
+            lines.append(f"filter: {self.filter}")
+        lines.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(lines)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from chromadb.api.models.Collection import Collection
@@ -50,6 +50,7 @@ from vectorport.adapterkit import (
     Capabilities,
     ConnectionURL,
     DenseMatrix,
+    Explanation,
     Filter,
     IndexExistsError,
     IndexInfo,
@@ -76,7 +77,8 @@ from vectorport.adapters.chroma.codec import (
 from vectorport.adapters.chroma.connection import Connection, connect
 from vectorport.adapters.chroma.dropping import clear_collection, drop_collection
 from vectorport.adapters.chroma.errors import chroma_errors, is_already_exists, is_not_found
-from vectorport.adapters.chroma.filters import CompiledFilter, combine, compile_filter
+from vectorport.adapters.chroma.explain import ChromaQuery, explain_query, prepare_query
+from vectorport.adapters.chroma.filters import compile_filter
 from vectorport.adapters.chroma.naming import (
     catalog_metadata,
     data_metadata,
@@ -86,7 +88,6 @@ from vectorport.adapters.chroma.naming import (
 from vectorport.adapters.chroma.options import (
     check_index_spec,
     collection_configuration,
-    query_options,
 )
 
 CHUNK = 1_000
@@ -335,6 +336,9 @@ class ChromaAdapter:
         assert request.vector is not None  # the facade refuses sparse queries here
         return self._query(index, request, request.vector[np.newaxis, :], "query")[0]
 
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        return explain_query(index, request, NO_CAP)
+
     def query_many(
         self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix
     ) -> list[list[Match]]:
@@ -343,14 +347,12 @@ class ChromaAdapter:
 
     def _query(self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix,
                operation: str) -> list[list[Match]]:
-        options = query_options(request)
-        compiled = combine(compile_filter(request.filter), compile_filter(options.where))
+        prepared = prepare_query(request)  # explain builds the same
         with chroma_errors(operation):
             collection = self._data(index, request.namespace, create=False)
-            if collection is None or compiled.matches_nothing:
+            if collection is None or prepared.compiled.matches_nothing:
                 return [[] for _ in range(len(vectors))]
-            return self._nearest(collection, index.metric, request, vectors, compiled,
-                                 options.where_document)
+            return self._nearest(collection, index.metric, request, vectors, prepared)
 
     def _nearest(
         self,
@@ -358,25 +360,18 @@ class ChromaAdapter:
         metric: Metric,
         request: QueryRequest,
         vectors: DenseMatrix,
-        compiled: CompiledFilter,
-        where_document: dict[str, Any] | None,
+        prepared: ChromaQuery,
     ) -> list[list[Match]]:
         """Each row's candidates, complete under ties at the cut; rows whose answer is
         not yet complete are asked again, together, twice as deep."""
-        include = ["distances"]
-        if request.include.metadata:
-            include.append("metadatas")
-        if request.include.documents:
-            include.append("documents")
-        if request.include.vectors:
-            include.append("embeddings")
+        include = list(prepared.include)
 
         def search(positions: Sequence[int], depth: int) -> list[list[Match]]:
             result = collection.query(
                 query_embeddings=vectors[list(positions)],
                 n_results=depth,
-                where=compiled.where,
-                where_document=where_document,  # type: ignore[arg-type]
+                where=prepared.compiled.where,
+                where_document=prepared.where_document,  # type: ignore[arg-type]
                 include=include,  # type: ignore[arg-type]
             )
             rows = [QueryRow.of(result, row) for row in range(len(positions))]

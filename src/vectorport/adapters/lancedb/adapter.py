@@ -48,16 +48,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vectorport.adapters.lancedb import codec
+from vectorport.adapters.lancedb import codec, explain
 from vectorport.adapters.lancedb.capabilities import LANCEDB_CAPABILITIES
 from vectorport.adapters.lancedb.errors import translated
 from vectorport.adapters.lancedb.escaping import quote_string
+from vectorport.adapters.lancedb.explain import DISTANCE_TYPES, prepare_query
 from vectorport.adapters.lancedb.filters import namespace_expression, pk_in, scoped
 from vectorport.adapters.lancedb.options import (
     BACKEND,
     IndexOptions,
     index_options,
-    query_options,
 )
 from vectorport.adapters.lancedb.ranking import exact_scores, exact_top_k
 from vectorport.core.capabilities import Capabilities
@@ -65,6 +65,7 @@ from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -73,7 +74,6 @@ from vectorport.core.types import (
     Record,
 )
 
-DISTANCE_TYPES = {"cosine": "cosine", "dotproduct": "dot", "euclidean": "l2"}
 _EMBEDDED_OPTIONS: frozenset[str] = frozenset()
 _CLOUD_OPTIONS = frozenset({"api_key", "api_key_env", "region", "host_override"})
 _FETCH_CHUNK = 1_000
@@ -293,29 +293,26 @@ class LanceDBAdapter:
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         assert request.vector is not None  # no sparse: the facade refuses sparse queries
-        options = query_options(request.options_for(BACKEND))
-        where = scoped(request.namespace, request.filter)
-        columns = self._columns(request.include)
+        prepared = prepare_query(index, request, self._columns(request.include))  # as explain
         table = self._table(index.name)
         vector = np.asarray(request.vector, dtype=np.float32)
-        probes = request.probes if request.probes is not None else options.nprobes
-        exact = index.index_type in ("auto", "flat")
         batches: dict[int, pa.Table] = {}
 
         def search(depth: int) -> tuple[list[str], Any]:
             query = (table.search(vector, vector_column_name=codec.VECTOR)
-                     .distance_type(DISTANCE_TYPES[index.metric])
-                     .where(where, prefilter=True)
-                     .select([*columns, "_distance"]).limit(depth))
-            if exact:
+                     .distance_type(prepared.distance_type)
+                     .where(prepared.where, prefilter=True)
+                     .select(list(prepared.columns)).limit(depth))
+            if prepared.exact:
                 query = query.bypass_vector_index()
             else:
-                if probes is not None:
-                    query = query.nprobes(probes)
-                if request.ef is not None:
-                    query = query.ef(max(request.ef, depth))
-                if options.refine_factor is not None:
-                    query = query.refine_factor(options.refine_factor)
+                if prepared.nprobes is not None:
+                    query = query.nprobes(prepared.nprobes)
+                ef = prepared.ef_at(depth)
+                if ef is not None:
+                    query = query.ef(ef)
+                if prepared.refine_factor is not None:
+                    query = query.refine_factor(prepared.refine_factor)
             with self._translated("search", index.name):
                 result = query.to_arrow()
             batches[depth] = result
@@ -329,6 +326,9 @@ class LanceDBAdapter:
         result = batches[max(batches)]
         return [self._match(result, position, rid, score, request)
                 for rid, score, position in ranked]
+
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        return explain.explain_query(index, request, self._columns(request.include))
 
     def _match(self, result: pa.Table, position: int, rid: str, score: float,
                request: QueryRequest) -> Match:

@@ -25,6 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from vectorport.adapters.local import explain
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import NamespaceData, candidates, top_rows
 from vectorport.adapters.local.storage import (
@@ -40,6 +41,7 @@ from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.types import (
     DenseMatrix,
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -286,6 +288,9 @@ class LocalAdapter:
         self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix
     ) -> list[list[Match]]:
         return self._answer(index, request, vectors)
+
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        return explain.explain_query(index, request)
 
     def _answer(
         self, index: IndexSpec, request: QueryRequest, queries: DenseMatrix | None

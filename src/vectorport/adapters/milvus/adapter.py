@@ -41,6 +41,7 @@ from vectorport.adapterkit import (
     Capabilities,
     ConfigError,
     ConnectionURL,
+    Explanation,
     Filter,
     IdPage,
     IndexExistsError,
@@ -58,7 +59,7 @@ from vectorport.adapterkit import (
     read_only_float32,
     unique,
 )
-from vectorport.adapters.milvus import layout
+from vectorport.adapters.milvus import explain, layout
 from vectorport.adapters.milvus.capabilities import MILVUS_MAX_TOP_K
 from vectorport.adapters.milvus.collection import (
     CATALOG_NAME,
@@ -378,6 +379,12 @@ class MilvusAdapter:
                 document=self._document_of(row) if include.documents else None,
             ))
         return matches
+
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        QUERY_OPTIONS.query(request)
+        return explain.explain_query(index, request, self._scoped(request.namespace,
+                                     request.filter), self._output_fields(index, request),
+                                     MILVUS_MAX_TOP_K)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         fields = [layout.PK, layout.VECTOR, layout.META, layout.AUX, layout.DOCUMENT]

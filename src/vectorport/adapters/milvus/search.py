@@ -12,15 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from vectorport.adapterkit import IndexSpec, QueryRequest
 from vectorport.adapters.milvus import layout
-from vectorport.adapters.milvus.collection import MILVUS_METRICS
 from vectorport.adapters.milvus.errors import translated
+from vectorport.adapters.milvus.explain import CONSISTENCY, dense_search_params
 from vectorport.adapters.milvus.filters import pk_not_in
 from vectorport.adapters.milvus.ranking import Row
 
 if TYPE_CHECKING:
     from vectorport.adapters.milvus.adapter import MilvusAdapter
 
-CONSISTENCY = {"strong": "Strong", "eventual": "Eventually"}
 SCAN_BATCH = 4_096
 
 
@@ -38,14 +37,7 @@ class Candidates:
         self.consistency = CONSISTENCY[request.consistency]
 
     def _search_params(self, depth: int) -> dict[str, Any]:
-        params: dict[str, Any] = {}
-        spec, request = self.index, self.request
-        if spec.index_type == "hnsw":
-            # Milvus wants ef >= limit; the caller's ef widens the search further.
-            params["ef"] = max(depth, request.ef or 0)
-        elif spec.index_type == "ivf" and request.probes is not None:
-            params["nprobe"] = min(request.probes, spec.index_params.get("lists", 128))
-        return {"metric_type": MILVUS_METRICS[spec.metric], "params": params}
+        return dense_search_params(self.index, self.request, depth)  # explain shows it
 
     def _search(self, data: Any, field: str, depth: int, search_params: dict[str, Any]) -> list[Row]:
         client = self.adapter._client

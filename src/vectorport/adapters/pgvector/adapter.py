@@ -42,10 +42,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from vectorport.adapters.pgvector import schema, statements
+from vectorport.adapters.pgvector import explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
-    check_query,
     check_records,
     check_sparse,
     check_vector,
@@ -56,6 +55,7 @@ from vectorport.adapters.pgvector.codec import (
     stage_rows,
 )
 from vectorport.adapters.pgvector.errors import translate
+from vectorport.adapters.pgvector.explain import prepare_query
 from vectorport.adapters.pgvector.jsonb import (
     check_metadata,
     check_text,
@@ -69,7 +69,6 @@ from vectorport.adapters.pgvector.options import (
     connection_settings,
     default_ivf_lists,
     index_layout,
-    search_settings,
 )
 from vectorport.adapters.pgvector.schema import SET_LOCAL, STAGE_TABLES, Names
 from vectorport.adapters.pgvector.statements import Statement
@@ -83,6 +82,7 @@ from vectorport.core.errors import (
 )
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -312,10 +312,8 @@ class PgvectorAdapter:
             conn.execute(merge.sql, merge.params)
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
-        layout = index_layout(index)
-        settings = search_settings(layout, request).settings
-        check_query(layout, request)
-        stmt = statements.query(self._names, layout, request)
+        prepared = prepare_query(self._names, index, request)  # explain builds the same
+        settings, stmt = prepared.settings, prepared.statement
         with self._connect("query", index.name) as conn:
             cur = conn.cursor(binary=True, row_factory=dict_row)
             if settings:
@@ -326,6 +324,9 @@ class PgvectorAdapter:
             else:
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
         return [match_of(row) for row in rows]
+
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        return explain.explain_query(self._names, index, request)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         layout = index_layout(index)
@@ -441,10 +442,8 @@ class PgvectorAdapter:
             await conn.execute(merge.sql, merge.params)
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
-        layout = index_layout(index)
-        settings = search_settings(layout, request).settings
-        check_query(layout, request)
-        stmt = statements.query(self._names, layout, request)
+        prepared = prepare_query(self._names, index, request)
+        settings, stmt = prepared.settings, prepared.statement
         async with self._aconnect("query", index.name) as conn:
             cur = conn.cursor(binary=True, row_factory=dict_row)
             if settings:

@@ -38,6 +38,7 @@ from vectorport.adapterkit import (
     ConfigError,
     ConnectionURL,
     ErrorKind,
+    Explanation,
     Filter,
     IdPage,
     IndexExistsError,
@@ -50,7 +51,6 @@ from vectorport.adapterkit import (
     UnsupportedFeatureError,
     batches,
     fetch_until_settled,
-    first_ask,
     unique,
     url_cost,
 )
@@ -63,7 +63,6 @@ from vectorport.adapters.pinecone.codec import (
     match_of,
     record_of,
     score,
-    sparse_values,
     try_encode_id,
     wire_vector,
 )
@@ -74,6 +73,7 @@ from vectorport.adapters.pinecone.errors import (
     NotFoundError,
     PineconeError,
 )
+from vectorport.adapters.pinecone.explain import explain_query, prepare_query
 from vectorport.adapters.pinecone.filters import compile_filter
 from vectorport.adapters.pinecone.freshness import FreshnessTracker, wait_until
 from vectorport.adapters.pinecone.handles import Handle, Handles
@@ -88,7 +88,6 @@ from vectorport.adapters.pinecone.naming import (
 from vectorport.adapters.pinecone.options import (
     CREATE_TOKEN_TAG,
     INDEX_OPTIONS,
-    QUERY_OPTIONS,
     URL_OPTIONS,
 )
 from vectorport.core.validation import INDEX_NAME_RE
@@ -342,26 +341,17 @@ class PineconeAdapter:
                     f"an upsert into namespace {namespace!r} of index {index.name!r}")
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
-        flt = compile_filter(request.filter)  # unsupported shapes fail before any I/O
-        QUERY_OPTIONS.query(request)
-        sparse = sparse_values(request.sparse) if request.sparse is not None else None
-        # A sparse-only query goes out as a hybrid one with a zero dense part: Pinecone
-        # then scores every record (0 + sparse), not only those sharing a term.
-        vector: list[float] = (request.vector.tolist() if request.vector is not None
-                               else [0.0] * index.dimension)
+        prepared = prepare_query(index, request, MAX_TOP_K)  # explain builds the same
         handle = self._handle(index.name)
         namespace = request.namespace
         include = request.include
 
         def ask_for(top_k: int) -> Any:
-            return self._sdk(lambda: handle.client.query(
-                top_k=top_k, vector=vector, sparse_vector=sparse, namespace=namespace,
-                filter=flt, include_values=include.vectors,
-                include_metadata=include.metadata or include.documents,
-            ), index.name, "query")
+            return self._sdk(lambda: handle.client.query(**prepared.arguments(top_k)),
+                             index.name, "query")
 
         # The first search doubles as the freshness probe of a strong read.
-        ask = first_ask(request.top_k, MAX_TOP_K)
+        ask = prepared.first_depth
         first: dict[int, list[Any]] = {}
         target = (self._freshness.awaited(index.name, namespace)
                   if request.consistency == "strong" else None)
@@ -380,6 +370,9 @@ class PineconeAdapter:
         found = fetch_until_settled(search, lambda m: score(index.metric, m.score),
                                     request.top_k, cap=MAX_TOP_K, min_score=request.min_score)
         return [match_of(m, index.metric, include) for m in found]
+
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        return explain_query(index, request, MAX_TOP_K)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         wire = _wire_ids(ids)

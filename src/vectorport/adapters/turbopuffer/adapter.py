@@ -48,6 +48,7 @@ from vectorport.adapterkit import (
     ConfigError,
     ConnectionURL,
     Distance,
+    Explanation,
     Filter,
     IdPage,
     IndexExistsError,
@@ -69,16 +70,16 @@ from vectorport.adapterkit import (
     score_from_distance,
     unique,
 )
-from vectorport.adapters.turbopuffer import codec
+from vectorport.adapters.turbopuffer import codec, explain
 from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIES
 from vectorport.adapters.turbopuffer.errors import TRANSLATOR, is_not_found, status_of
+from vectorport.adapters.turbopuffer.explain import EVERY_RECORD, query_arguments
 from vectorport.adapters.turbopuffer.filters import Compiled, FilterCompiler, conjunction
 from vectorport.adapters.turbopuffer.naming import (
     DEFAULT_PREFIX,
     DOCUMENT_ATTRIBUTE,
     ID_ATTRIBUTE,
     KINDS,
-    VECTOR_ATTRIBUTE,
     Names,
     column,
     native_id,
@@ -95,8 +96,6 @@ ID_CHUNK = 1_000
 SPEC_ATTRIBUTE = "vp_spec"
 TOKEN_ATTRIBUTE = "vp_token"
 _METRICS = {"cosine": "cosine_distance", "euclidean": "euclidean_squared"}
-_EVERY_RECORD: list[Any] = [ID_ATTRIBUTE, "NotEq", None]
-"""A filter every record written by vectorport matches (each one has ``vp_id``)."""
 
 
 class _NamespaceMissingError(Exception):
@@ -368,28 +367,29 @@ class TurbopufferAdapter:
         assert request.vector is not None  # the facade refuses sparse-only queries
         native = self._native(index, request.namespace)
         vector = request.vector.tolist()
-        attributes = _attribute_selection(request)
 
         def run(compiled: Compiled) -> list[Match]:
-            filters = compiled if compiled is not True else (_EVERY_RECORD if exact else None)
-            return self._ranked(native, index, request, vector, filters, attributes, exact)
+            kwargs = query_arguments(request, compiled, exact, vector)  # explain shows it
+            return self._ranked(native, index, request, kwargs)
 
         no_matches: list[Match] = []
         return self._filtered("query", native, request.filter, run, no_matches)
 
-    def _ranked(self, native: str, index: IndexSpec, request: QueryRequest, vector: list[float],
-                filters: Any, attributes: dict[str, Any], exact: bool) -> list[Match]:
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        exact = QUERY_OPTIONS.query(request)["exact"]
+        native = self._native(index, request.namespace)
+
+        def run(compiled: Compiled) -> Explanation:
+            return explain.explain_query(index, request, native, compiled, exact, MAX_LIMIT)
+
+        return self._filtered("explain", native, request.filter, run, run(False))
+
+    def _ranked(self, native: str, index: IndexSpec, request: QueryRequest,
+                kwargs: dict[str, Any]) -> list[Match]:
         kind: Distance = "cosine_distance" if index.metric == "cosine" else "l2_squared"
-        kwargs: dict[str, Any] = dict(attributes)
-        if filters is not None:
-            kwargs["filters"] = filters
 
         def search(limit: int) -> list[codec.DecodedRow]:
-            result = self._call("query", lambda: self._ns(native).query(
-                rank_by=[VECTOR_ATTRIBUTE, "kNN" if exact else "ANN", vector], top_k=limit,
-                consistency={"level": request.consistency}, vector_encoding="base64",
-                **kwargs,
-            ))
+            result = self._call("query", lambda: self._ns(native).query(top_k=limit, **kwargs))
             return [codec.DecodedRow(codec.row_attributes(r)) for r in result.rows or []]
 
         def score(row: codec.DecodedRow) -> float:
@@ -448,7 +448,7 @@ class TurbopufferAdapter:
             return
 
         def run(compiled: Compiled) -> None:
-            target = _EVERY_RECORD if compiled is True else compiled
+            target = EVERY_RECORD if compiled is True else compiled
             while True:
                 result = self._call("delete", lambda: self._ns(native).write(
                     delete_by_filter=target, delete_by_filter_allow_partial=True,
@@ -543,19 +543,3 @@ class TurbopufferAdapter:
 
     def close(self) -> None:
         self._client.close()
-
-
-def _attribute_selection(request: QueryRequest) -> dict[str, Any]:
-    """``include_attributes`` / ``exclude_attributes`` for what the query returns."""
-    include = request.include
-    if include.metadata:
-        excluded = [name for name, wanted in ((VECTOR_ATTRIBUTE, include.vectors),
-                                              (DOCUMENT_ATTRIBUTE, include.documents))
-                    if not wanted]
-        return {"exclude_attributes": excluded} if excluded else {"include_attributes": True}
-    attributes = [ID_ATTRIBUTE]
-    if include.documents:
-        attributes.append(DOCUMENT_ATTRIBUTE)
-    if include.vectors:
-        attributes.append(VECTOR_ATTRIBUTE)
-    return {"include_attributes": attributes}
