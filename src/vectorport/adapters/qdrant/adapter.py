@@ -48,6 +48,7 @@ from vectorport.adapters.qdrant.capabilities import (
 )
 from vectorport.adapters.qdrant.codec import Hit, Point
 from vectorport.adapters.qdrant.engines import Engine
+from vectorport.adapters.qdrant.explain import explain_query
 from vectorport.adapters.qdrant.filters import QdrantFilter, namespace_condition, scoped
 from vectorport.adapters.qdrant.options import SearchOptions, collection_layout, search_options
 from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k
@@ -56,6 +57,7 @@ from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import BackendError, ConfigError, IndexNotFoundError
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
+    Explanation,
     IdPage,
     IndexInfo,
     IndexSpec,
@@ -244,6 +246,10 @@ class QdrantAdapter:
         return [codec.to_match(index, hit, score, metadata=include.metadata,
                                vectors=include.vectors, documents=include.documents)
                 for hit, score in best]
+
+    def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        return explain_query(index, request, bools_native=self._engine.bools_native,
+                             engine=self._engine.name)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         uids = [naming.point_id(namespace, i) for i in dict.fromkeys(ids)]

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
+from tests.support import backends
 
-import backends
 import vectorport
 from vectorport import Explanation, Filter, UnsupportedFeatureError, parse_filter
 from vectorport.cli import main as cli_main
@@ -106,6 +106,13 @@ def _pinecone(store: vectorport.Store, index: vectorport.Index, node: Filter) ->
     return json.dumps(compile_filter(node), sort_keys=True)
 
 
+def _qdrant(store: vectorport.Store, index: vectorport.Index, node: Filter) -> str:
+    from vectorport.adapters.qdrant.filters import compile_filter
+
+    bools_native = store.adapter._engine.bools_native  # type: ignore[attr-defined]
+    return json.dumps(compile_filter(node, bools_native=bools_native), sort_keys=True)
+
+
 def _chroma(store: vectorport.Store, index: vectorport.Index, node: Filter) -> str:
     from vectorport.adapters.chroma.filters import combine, compile_filter
 
@@ -140,7 +147,7 @@ def _reference(store: vectorport.Store, index: vectorport.Index, node: Filter) -
 
 COMPILED: dict[str, Callable[[vectorport.Store, vectorport.Index, Filter], str]] = {
     "pgvector": _pgvector, "pinecone": _pinecone, "chroma": _chroma, "milvus": _milvus,
-    "turbopuffer": _turbopuffer, "lancedb": _lancedb, "local": _reference,
+    "turbopuffer": _turbopuffer, "lancedb": _lancedb, "qdrant": _qdrant, "local": _reference,
 }
 
 
