@@ -116,8 +116,10 @@ class AdapterEntry:
     def load(self) -> type[Adapter]:
         missing = self.missing_requirements()
         if missing:
-            hint = f'pip install "vectorport[{self.extra}]"' if self.extra else "install them"
-            raise ConfigError(
+            from vectorport.extras import MissingExtraError, install_hint
+
+            hint = install_hint(self.extra) if self.extra else "install them"
+            raise MissingExtraError(
                 f"backend {self.name!r} needs {', '.join(missing)}, which is not installed: "
                 f"{hint}"
             )

