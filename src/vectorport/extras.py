@@ -28,7 +28,14 @@ def install_hint(*extras: str) -> str:
 
 
 def missing_modules(modules: Iterable[str]) -> list[str]:
-    return [name for name in modules if importlib.util.find_spec(name) is None]
+    return [name for name in modules if not _importable(name)]
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a module set to None
+        return False
 
 
 def require_extra(extra: str, modules: Iterable[str], *, needed_by: str) -> None:

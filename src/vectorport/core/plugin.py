@@ -72,7 +72,7 @@ class AdapterEntry:
 
     - ``adapter``: the class, or ``"module:Class"`` to import on first use.
     - ``requires``: the importable modules the adapter needs; ``extra`` is the pip
-      extra that installs them (``vectorport[extra]``).
+      extra that installs them (``pip install ".[extra]"``).
     - ``sdk_distributions``: the distributions whose versions describe the engine in
       the capability matrix (the SDK, an embedded engine, a test server).
     - ``query_tool_keys``: the keys the query tool's ``database_config`` section of this

@@ -74,12 +74,23 @@ class DockerProbe:
     reason: str
 
 
+_PROBED: dict[tuple[str, str], DockerProbe] = {}
+
+
 def probe_docker(timeout: float = 3.0) -> DockerProbe:
     """Ask the Docker daemon (``DOCKER_HOST`` or the default socket) whether it answers.
-    Never raises: every failure is a reason to fall back to the embedded engines."""
+    Never raises: every failure is a reason to fall back to the embedded engines. The
+    answer is kept for the process (per ``DOCKER_HOST``): launchers ask on every start."""
     setting = os.environ.get(DOCKER_ENV, "").strip().lower()
     if setting in _OFF:
         return DockerProbe(False, f"{DOCKER_ENV}={setting} turns Docker off")
+    key = (setting, os.environ.get("DOCKER_HOST", ""))
+    if key not in _PROBED:
+        _PROBED[key] = _probe(timeout)
+    return _PROBED[key]
+
+
+def _probe(timeout: float) -> DockerProbe:
     if importlib.util.find_spec("testcontainers") is None:
         return DockerProbe(False, f"testcontainers is not installed ({install_hint('testing')})")
     try:
