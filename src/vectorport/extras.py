@@ -44,7 +44,8 @@ def require_extra(extra: str, modules: Iterable[str], *, needed_by: str) -> None
     missing = missing_modules(modules)
     if missing:
         raise MissingExtraError(
-            f"{needed_by} needs {', '.join(missing)}, which is not installed: "
+            f"{needed_by} needs {', '.join(missing)}, "
+            f"{'which is' if len(missing) == 1 else 'which are'} not installed: "
             f"{install_hint(extra)}")
 
 
