@@ -1,4 +1,5 @@
-"""Developer sessions: ``nox -s tests``, ``lint``, ``typecheck``, ``bench``, ``conformance-<b>``.
+"""Developer sessions: ``nox -s tests``, ``lint``, ``typecheck``, ``bench``, ``conformance-<b>``,
+``lowest-<b>`` (a backend's suite on the lowest SDK versions allowed).
 
 Every session installs the project into its own virtualenv, so each one proves that the
 packaging (extras, entry points) works from scratch.
@@ -53,6 +54,76 @@ def _conformance_session(backend: str) -> None:
 
 for _backend in BACKENDS:
     _conformance_session(_backend)
+
+
+# The extras whose SDKs each backend's conformance suite runs on, for `lowest-<backend>`.
+LOWEST_EXTRAS = {
+    "chroma": ("chroma",),
+    "lancedb": ("lancedb",),
+    "milvus": ("milvus-lite",),
+    "pgvector": ("pgvector-binary", "pgserver"),
+    "pinecone": ("pinecone",),
+    "qdrant": ("qdrant",),
+    "turbopuffer": ("turbopuffer",),
+}
+LOWEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.24", "hypothesis>=6.100")
+
+
+def lowest_pins(extras: tuple[str, ...]) -> list[str]:
+    """Every requirement of ``extras`` (following ``vectorport[...]`` references) pinned
+    to its lower bound: ``pinecone>=10.1,<11`` → ``pinecone==10.1``. pip has no
+    lowest-resolution mode, and uv's ``--resolution lowest-direct`` would also lower the
+    test tools, so the pins are made here from pyproject.toml, the one source of bounds."""
+    import re
+
+    with open("pyproject.toml", "rb") as file:
+        table = tomllib.load(file)["project"]["optional-dependencies"]
+    from packaging.version import Version
+
+    found_bounds: dict[str, tuple[str, set[str], str | None]] = {}
+    todo, seen = list(extras), set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen or extra not in table:
+            continue
+        seen.add(extra)
+        for line in table[extra]:
+            nested = re.fullmatch(r"vectorport\[([^\]]+)\]", line)
+            if nested:
+                todo.extend(nested.group(1).split(","))
+                continue
+            found = re.fullmatch(r"([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*(.*)", line)
+            assert found, line
+            name, spec = found.group(1), found.group(3)
+            features = {f.strip() for f in (found.group(2) or "[]")[1:-1].split(",") if f.strip()}
+            bound = re.search(r">=\s*([^,\s]+)", spec)
+            lower = bound.group(1) if bound else None
+            _, had, before = found_bounds.get(name.lower(), (name, set(), None))
+            if before is not None and (lower is None or Version(before) > Version(lower)):
+                lower = before  # two extras name it: the higher lower bound holds for both
+            found_bounds[name.lower()] = (name, had | features, lower)
+    pins = []
+    for name, features, lower in found_bounds.values():
+        extra_part = f"[{','.join(sorted(features))}]" if features else ""
+        pins.append(f"{name}{extra_part}=={lower}" if lower else f"{name}{extra_part}")
+    return sorted(pins)
+
+
+def _lowest_session(backend: str) -> None:
+    def run(session: nox.Session) -> None:
+        pins = lowest_pins(LOWEST_EXTRAS[backend])
+        session.install("-e", ".", *LOWEST_TOOLS, *pins)
+        session.run("pytest", f"tests/test_conformance_{backend}.py", "-x", "-q",
+                    "-p", "no:cacheprovider", *session.posargs)
+
+    run.__doc__ = (f"The conformance suite on {backend} with the lowest SDK versions "
+                   "pyproject.toml allows (posargs go to pytest, e.g. -k 'score').")
+    nox.session(name=f"lowest-{backend}", venv_backend="uv|virtualenv")(run)
+
+
+for _backend in BACKENDS:
+    if _backend in LOWEST_EXTRAS and lowest_pins(LOWEST_EXTRAS[_backend]):
+        _lowest_session(_backend)
 
 
 @nox.session(name="milvus_legacy", python=False)

@@ -13,6 +13,7 @@ from vectorport.core.plugin import default_registry
 from vectorport.core.store import connect
 from vectorport.explain_cli import add_parser as add_explain_parser
 from vectorport.mcp.cli import add_parser as add_mcp_parser
+from vectorport.serve import add_parser as add_serve_parser
 from vectorport.transfer.cli import add_parsers as add_transfer_parsers
 from vectorport.transfer.cli import configure_logging
 from vectorport.workspace.cli import add_parser as add_workspace_parser
@@ -34,7 +35,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
     rows = [["backend", "schemes", "installed", *_CAPABILITY_COLUMNS]]
     for name, entry in sorted(registry.entries.items()):
         described = entry.capabilities.describe()
-        installed = "yes" if entry.installed else f"no: pip install \"vectorport[{entry.extra}]\""
+        installed = "yes" if entry.installed else f"no: pip install \".[{entry.extra}]\""
         rows.append([name, " ".join(f"{s}://" for s in entry.schemes), installed,
                      *(described[c] for c in _CAPABILITY_COLUMNS)])
     print(_table(rows))
@@ -124,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transfer_parsers(sub)
     add_mcp_parser(sub)
     add_explain_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 

@@ -3,6 +3,12 @@
 See :mod:`vectorport.conformance.suite` for how to bind it to a backend.
 """
 
+# The suite is pytest test classes with hypothesis strategies: say which extra brings them,
+# instead of a ModuleNotFoundError from deep inside (``vectorport matrix`` imports this too).
+from vectorport.extras import require_testing
+
+require_testing("the conformance suite (vectorport.conformance)")
+
 from vectorport.conformance.dataset import FILTER_CASES, HOSTILE_FIELD_NAMES, HOSTILE_STRINGS
 from vectorport.conformance.protocols import NavigableConformance, PatchableConformance
 from vectorport.conformance.reference import reference_query

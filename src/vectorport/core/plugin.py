@@ -136,7 +136,7 @@ class AdapterEntry:
 
     - ``adapter``: the class, or ``"module:Class"`` to import on first use.
     - ``requires``: the importable modules the adapter needs; ``extra`` is the pip
-      extra that installs them (``vectorport[extra]``).
+      extra that installs them (``pip install ".[extra]"``).
     - ``sdk_distributions``: the distributions whose versions describe the engine in
       the capability matrix (the SDK, an embedded engine, a test server).
     - ``query_tool_keys``: the keys the query tool's ``database_config`` section of this
@@ -180,8 +180,10 @@ class AdapterEntry:
     def load(self) -> type[Adapter]:
         missing = self.missing_requirements()
         if missing:
-            hint = f'pip install "vectorport[{self.extra}]"' if self.extra else "install them"
-            raise ConfigError(
+            from vectorport.extras import MissingExtraError, install_hint
+
+            hint = install_hint(self.extra) if self.extra else "install them"
+            raise MissingExtraError(
                 f"backend {self.name!r} needs {', '.join(missing)}, which is not installed: "
                 f"{hint}"
             )

@@ -25,6 +25,7 @@ from vectorport.core.errors import (
 )
 from vectorport.core.retry import RetryPolicy
 from vectorport.embedders.base import ProviderOptions, Vector, as_vectors, check_texts
+from vectorport.extras import install_hint
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _OPTION_KEYS = frozenset({"dimensions", "user"})
@@ -35,7 +36,7 @@ def _import_httpx() -> Any:
         import httpx
     except ImportError as exc:  # pragma: no cover - httpx ships with the test environment
         raise ConfigError(
-            "OpenAICompatibleEmbedder needs httpx: pip install 'vectorport[openai]'"
+            f"OpenAICompatibleEmbedder needs httpx: {install_hint('openai')}"
         ) from exc
     return httpx
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from vectorport.core.errors import ConfigError
 from vectorport.embedders.base import Vector, as_vectors, check_texts
+from vectorport.extras import install_hint
 
-INSTALL_HINT = "pip install 'vectorport[sentence-transformers]'"
+INSTALL_HINT = install_hint("sentence-transformers")
 
 
 def load_sentence_transformers() -> Any:

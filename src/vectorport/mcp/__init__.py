@@ -1,4 +1,4 @@
-"""The agent tools served over the Model Context Protocol (``pip install "vectorport[mcp]"``).
+"""The agent tools served over the Model Context Protocol (``pip install ".[mcp]"``).
 
 ``vectorport mcp URL --index NAME`` serves, through the official ``mcp`` SDK, the vector
 query tool of each index (its filter described with the index's fields and their kinds),

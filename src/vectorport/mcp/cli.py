@@ -13,6 +13,7 @@ from typing import Any
 
 from vectorport.core.errors import ConfigError
 from vectorport.core.store import connect
+from vectorport.extras import install_hint
 from vectorport.mcp.config import (
     Scope,
     ServerConfig,
@@ -47,7 +48,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from vectorport.mcp.server import serve  # the SDK is imported only when serving
     except ImportError as exc:
         raise ConfigError(f'vectorport mcp needs the MCP SDK ({exc.name} is missing): '
-                          'pip install "vectorport[mcp]"') from None
+                          + install_hint("mcp")) from None
 
     config = config_from_args(args)
     specs = [IngestSpec.parse(text) for text in args.ingest]
@@ -68,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``vectorport mcp`` on the main CLI."""
     p = subparsers.add_parser(
         "mcp", help="serve the query, navigation and workspace tools over MCP "
-                    '(pip install "vectorport[mcp]")')
+                    '(pip install ".[mcp]")')
     p.add_argument("url", nargs="?", default=None, help="store URL (or url = in --config)")
     p.add_argument("--index", action="append", default=[], metavar="NAME",
                    help="an index to serve (repeatable)")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vectorport.core.errors import BackendError, ConfigError, TransientBackendError, ValidationError
+from vectorport.extras import install_hint
 from vectorport.recall.messages import Message, Thread, as_utc, iso_utc
 from vectorport.recall.storage import check_storable, resource_conflict
 
@@ -257,7 +258,7 @@ class PostgresStorage(SQLStorage):
         try:
             import psycopg
         except ImportError as exc:
-            raise ConfigError("PostgresStorage needs psycopg: pip install 'vectorport[pgvector]'"
+            raise ConfigError(f"PostgresStorage needs psycopg: {install_hint('pgvector-binary')}"
                               ) from exc
         if (conninfo is None) == (connection is None):
             raise ConfigError("give a conninfo or a connection=, exactly one of them")

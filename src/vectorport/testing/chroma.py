@@ -1,8 +1,10 @@
-"""A real Chroma server for tests: ``chroma run`` in a subprocess.
+"""A real Chroma server for tests: the official image, or ``chroma run`` in a subprocess.
 
-``running_chroma_server()`` yields a ``chroma+http://127.0.0.1:PORT`` URL. It honours
-``VECTORPORT_TEST_CHROMA_URL`` first (a server you already run, used as is and left
-alone); otherwise it starts ``chroma run --path <fresh temp dir> --port <free port>``
+``running_chroma_server()`` yields a ``chroma+http://HOST:PORT`` URL (a
+:class:`~vectorport.testing.containers.LaunchedURL` that tells which way it was made). It
+honours ``VECTORPORT_TEST_CHROMA_URL`` first (a server you already run, used as is and
+left alone); then, where a Docker daemon answers, the official ``chromadb/chroma``
+image; otherwise it starts ``chroma run --path <fresh temp dir> --port <free port>``
 from the installed ``chromadb`` (no Docker, no network), waits for the heartbeat, and on
 exit stops the server and removes its data.
 """
@@ -23,7 +25,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from vectorport.extras import install_hint
 from vectorport.testing import url_from_env
+from vectorport.testing.containers import (
+    CHROMA_IMAGE,
+    LaunchedURL,
+    launched,
+    probe_docker,
+    running_container,
+)
 
 HEARTBEAT_PATH = "/api/v2/heartbeat"
 START_TIMEOUT_SECONDS = 60.0
@@ -44,7 +54,7 @@ def chroma_command() -> list[str]:
     found = shutil.which("chroma")
     if found:
         return [found]
-    raise RuntimeError('the "chroma" command is not installed: pip install "vectorport[chroma]"')
+    raise RuntimeError(f'the "chroma" command is not installed: {install_hint("chroma")}')
 
 
 def wait_for_heartbeat(base: str, process: subprocess.Popen[bytes], timeout: float) -> None:
@@ -66,12 +76,21 @@ def wait_for_heartbeat(base: str, process: subprocess.Popen[bytes], timeout: flo
 
 
 @contextmanager
-def running_chroma_server(timeout: float = START_TIMEOUT_SECONDS) -> Iterator[str]:
-    """A Chroma server's ``chroma+http://`` URL for the duration of the block."""
+def running_chroma_server(timeout: float = START_TIMEOUT_SECONDS,
+                          docker: bool | None = None) -> Iterator[LaunchedURL]:
+    """A Chroma server's ``chroma+http://`` URL for the duration of the block.
+    ``docker=None`` uses Docker when a daemon answers; ``False`` never does."""
     existing = url_from_env("chroma")
     if existing is not None:
-        yield existing
+        yield launched(existing, "chroma", "configured", "VECTORPORT_TEST_CHROMA_URL")
         return
+    probe = probe_docker() if docker is not False else None
+    if probe is not None and probe.available:
+        with running_container(CHROMA_IMAGE) as server:
+            yield launched(f"chroma+http://{server.host}:{server.port}", "chroma", "docker",
+                           server.image)
+        return
+    why = probe.reason if probe else "Docker not asked for"
     data = tempfile.mkdtemp(prefix="vectorport-chroma-")
     port = free_port()
     log_path = Path(data) / "server.log"
@@ -84,7 +103,8 @@ def running_chroma_server(timeout: float = START_TIMEOUT_SECONDS) -> Iterator[st
         )
         try:
             wait_for_heartbeat(f"http://127.0.0.1:{port}", process, timeout)
-            yield f"chroma+http://127.0.0.1:{port}"
+            yield launched(f"chroma+http://127.0.0.1:{port}", "chroma", "embedded",
+                           f"chroma run; {why}")
         finally:
             _stop(process)
             shutil.rmtree(data, ignore_errors=True)

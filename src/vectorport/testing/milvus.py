@@ -3,9 +3,11 @@
 :func:`milvus_url` yields a ``milvus://`` URL:
 
 1. ``VECTORPORT_TEST_MILVUS_URL`` if set (a server, or Zilliz Cloud, of your own);
-2. otherwise a milvus-lite database file in a fresh temporary folder, served in this
+2. where a Docker daemon answers (and testcontainers is installed), Milvus standalone
+   from the official ``milvusdb/milvus`` image (``docker=False`` never uses it);
+3. otherwise a milvus-lite database file in a fresh temporary folder, served in this
    process by milvus-lite (pymilvus starts its gRPC server on first connect);
-3. with ``mode="server"``, a ``milvus-lite server`` subprocess on a free local port,
+4. with ``mode="server"`` (no Docker), a ``milvus-lite server`` subprocess on a free local port,
    reached as a Milvus server (``milvus://127.0.0.1:PORT``): the server code path of
    the adapter, and several processes can share it.
 
@@ -26,6 +28,13 @@ from contextlib import contextmanager
 from typing import Literal
 
 from vectorport.testing import url_from_env
+from vectorport.testing.containers import (
+    MILVUS_IMAGE,
+    LaunchedURL,
+    launched,
+    probe_docker,
+    running_container,
+)
 
 Mode = Literal["file", "server"]
 _START_TIMEOUT = 60.0
@@ -102,17 +111,24 @@ def lite_major_version() -> int:
 
 
 @contextmanager
-def milvus_url(mode: Mode = "file") -> Iterator[str]:
+def milvus_url(mode: Mode = "file", docker: bool | None = None) -> Iterator[LaunchedURL]:
     """A ``milvus://`` URL of a running Milvus, for the length of the ``with`` block."""
     configured = url_from_env("milvus")
     if configured:
-        yield configured
+        yield launched(configured, "milvus", "configured", "VECTORPORT_TEST_MILVUS_URL")
         return
+    probe = probe_docker() if docker is not False else None
+    if probe is not None and probe.available:
+        with running_container(MILVUS_IMAGE) as server:
+            yield launched(f"milvus://{server.host}:{server.port}", "milvus", "docker",
+                           server.image)
+        return
+    why = probe.reason if probe else "Docker not asked for"
     folder = tempfile.mkdtemp(prefix="vectorport-milvus-")
     try:
         starter = _lite_server if mode == "server" else _lite_file
         with starter(folder) as url:
-            yield url
+            yield launched(url, "milvus", "embedded", f"milvus-lite {mode}; {why}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

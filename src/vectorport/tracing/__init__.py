@@ -1,4 +1,4 @@
-"""OpenTelemetry tracing of every facade operation (``pip install "vectorport[otel]"``).
+"""OpenTelemetry tracing of every facade operation (``pip install ".[otel]"``).
 
 Two ways to turn it on::
 

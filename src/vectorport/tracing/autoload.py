@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from vectorport.extras import install_hint
+
 ENV_FLAG = "VECTORPORT_OTEL"
 ENV_NAMESPACE = "VECTORPORT_OTEL_NAMESPACE"
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -34,7 +36,7 @@ def load() -> object:
         from vectorport.tracing.plugin import TracingPlugin
     except ImportError as exc:
         raise ImportError(f'{ENV_FLAG}=1 needs opentelemetry-api ({exc.name} is missing): '
-                          'pip install "vectorport[otel]"') from exc
+                          + install_hint("otel")) from exc
     mode = os.environ.get(ENV_NAMESPACE, "plain").strip().lower() or "plain"
     if mode not in ("plain", "hash", "omit"):
         raise ValueError(f"{ENV_NAMESPACE} must be plain, hash or omit, got {mode!r}")

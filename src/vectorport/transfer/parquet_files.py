@@ -41,6 +41,7 @@ import numpy as np
 
 from vectorport.core.errors import ConfigError, ValidationError
 from vectorport.core.types import IndexSpec, Record, SparseVector
+from vectorport.extras import install_hint
 from vectorport.transfer.canonical import metadata_json
 
 FORMAT_VERSION = 1
@@ -54,7 +55,7 @@ def require_pyarrow() -> Any:
         import pyarrow.parquet
     except ImportError:
         raise ConfigError(
-            'export and import need pyarrow: pip install "vectorport[parquet]"') from None
+            f'export and import need pyarrow: {install_hint("parquet")}') from None
     return pyarrow
 
 

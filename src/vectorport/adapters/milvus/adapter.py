@@ -79,6 +79,7 @@ from vectorport.adapters.milvus.filters import namespace_expression, pk_in, scop
 from vectorport.adapters.milvus.options import QUERY_OPTIONS, URL_OPTIONS, creation_options
 from vectorport.adapters.milvus.ranking import Row, Scorer, exact_top_k
 from vectorport.adapters.milvus.search import Candidates
+from vectorport.extras import install_hint
 
 BACKEND = "milvus"
 DEFAULT_PORT = 19530
@@ -131,7 +132,7 @@ class MilvusAdapter:
                 )
             if importlib.util.find_spec("milvus_lite") is None:
                 raise ConfigError(
-                    'milvus:///file.db needs milvus-lite: pip install "vectorport[milvus]"'
+                    f'milvus:///file.db needs milvus-lite: {install_hint("milvus-lite")}'
                 )
             path = Path(url.path)
             if path.suffix != ".db":

@@ -1,4 +1,8 @@
-"""Registers the ``pgvector`` adapter (``pgvector://user@host:5432/db?schema=app``)."""
+"""Registers the ``pgvector`` adapter (``pgvector://user@host:5432/db?schema=app``).
+
+``postgresql://`` and ``postgres://`` (libpq's URI schemes, what ``DATABASE_URL`` usually
+holds) open the same adapter: the URL is read the same way whatever its scheme.
+"""
 
 from collections.abc import Callable
 
@@ -10,7 +14,7 @@ from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
 def vectorport_register_adapters(register: Callable[[vectorport.AdapterEntry], None]) -> None:
     register(vectorport.AdapterEntry(
         name="pgvector",
-        schemes=("pgvector",),
+        schemes=("pgvector", "postgresql", "postgres"),
         adapter="vectorport.adapters.pgvector.adapter:PgvectorAdapter",
         capabilities=PGVECTOR_CAPABILITIES,
         summary="PostgreSQL + pgvector: HNSW/IVFFlat, jsonb filters, sparse, hybrid",

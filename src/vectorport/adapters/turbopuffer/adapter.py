@@ -85,6 +85,7 @@ from vectorport.adapters.turbopuffer.naming import (
     native_id,
 )
 from vectorport.adapters.turbopuffer.options import INDEX_OPTIONS, QUERY_OPTIONS, URL_OPTIONS
+from vectorport.extras import install_hint
 
 if TYPE_CHECKING:
     import turbopuffer
@@ -141,7 +142,7 @@ class TurbopufferAdapter:
         try:
             import turbopuffer
         except ImportError:  # pragma: no cover - the registry checks this first
-            raise ConfigError('the turbopuffer SDK is missing: pip install "vectorport[turbopuffer]"'
+            raise ConfigError(f'the turbopuffer SDK is missing: {install_hint("turbopuffer")}'
                               ) from None
         try:
             client = turbopuffer.Turbopuffer(

@@ -114,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
                         f"(default: ${ENV_PATHS['pinecone']} / ${ENV_PATHS['turbopuffer']})")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
+    from vectorport.extras import MissingExtraError, require_testing
+
+    try:
+        require_testing("running the vendors' SDK tests")
+    except MissingExtraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     raw = args.checkout or os.environ.get(ENV_PATHS[args.vendor])
     if not raw or not Path(raw).is_dir():
         print(f"No {args.vendor} SDK test checkout: pass its path, or set "
