@@ -279,7 +279,11 @@ class ChromaAdapter:
             if collection is None:
                 return False
             with self._lock.held():  # read and write as one step (see .locking)
-                stored = collection.get(ids=[patch.id], include=["metadatas"])
+                # Chroma computes embeddings for new documents unless given some, so a
+                # document-only patch sends the stored vector back
+                needs_vector = patch.document is not None and patch.vector is None
+                stored = collection.get(ids=[patch.id], include=(
+                    ["metadatas", "embeddings"] if needs_vector else ["metadatas"]))
                 if not stored["ids"]:
                     return False
                 old = stored["metadatas"][0] if stored["metadatas"] else None
@@ -292,7 +296,8 @@ class ChromaAdapter:
                 changes = replacing(new, old)
                 collection.update(
                     ids=[patch.id],
-                    embeddings=(None if patch.vector is None
+                    embeddings=(np.asarray(stored["embeddings"], dtype=np.float32)[:1]
+                                if needs_vector else None if patch.vector is None
                                 else np.stack([patch.vector]).astype(np.float32)),
                     metadatas=[changes] if changes is not None else None,
                     documents=[patch.document] if patch.document is not None else None,
