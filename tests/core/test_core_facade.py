@@ -265,7 +265,8 @@ def test_patch_and_list_on_local() -> None:
     assert not index.patch("missing", metadata={"k": 1})
     assert dict(index.fetch(["id03"])["id03"].metadata) == {"k": 99, "new": "v"}
     page = index.list_ids(limit=10)
-    assert page.ids == tuple(f"id{i:02d}" for i in range(10)) and page.next_cursor == "id09"
+    assert page.ids == tuple(f"id{i:02d}" for i in range(10)) and page.next_cursor
+    assert index.list_ids(limit=3, cursor=page.next_cursor).ids == ("id10", "id11", "id12")
     assert list(index.iter_ids(page_size=7)) == [f"id{i:02d}" for i in range(25)]
     assert list(index.iter_ids(filter={"k": {"$gte": 20}})) == ["id03"] + [f"id{i}" for i in range(20, 25)]
 

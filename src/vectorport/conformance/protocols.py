@@ -59,7 +59,7 @@ from vectorport.chunks import (
 )
 from vectorport.chunks.protocols import AsyncNavigableIndex, AsyncPatchableChunks
 from vectorport.core.errors import SourceNotFoundError, UnsupportedFeatureError, ValidationError
-from vectorport.core.store import Index, PatchableIndex, Store
+from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store
 from vectorport.core.types import Metric
 
 DIMENSION = 8
@@ -289,6 +289,25 @@ class NavigableConformance(_ProtocolBase):
             docs.read("doc", 0, 10)
         assert docs.read("doc#x", 0, 10_000, top_k=100)
         assert other.read("doc", 0, 10_000)
+
+    def test_listing_cursors_are_bound_to_their_listing(self, docs: Any, chunk_index: Index,
+                                                        namespace: str) -> None:
+        """Chunk navigation pages ids by prefix: a cursor from another source's listing,
+        or one made up, must be refused rather than silently restart the listing."""
+        if not isinstance(chunk_index, ListableIndex):
+            pytest.skip("this backend does not list ids")
+        self.write_source(docs, "chars")
+        self.write_source(docs, "chars", source_id="other")
+        page = chunk_index.list_ids(namespace, prefix="harbour", limit=2)
+        assert page.next_cursor is not None
+        rest = chunk_index.list_ids(namespace, prefix="harbour", limit=10_000,
+                                    cursor=page.next_cursor)
+        assert not set(page.ids) & set(rest.ids)
+        for bad in (page.ids[-1], "garbage"):
+            with pytest.raises(ValidationError):
+                chunk_index.list_ids(namespace, prefix="harbour", limit=2, cursor=bad)
+        with pytest.raises(ValidationError):
+            chunk_index.list_ids(namespace, prefix="other", limit=2, cursor=page.next_cursor)
 
     def test_bad_arguments_raise_validation_errors(self, docs: Any) -> None:
         self.write_source(docs)

@@ -22,7 +22,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar, Unpack
 
-from vectorport.core import requests, validation
+from vectorport.core import requests, scanning, validation
 from vectorport.core.adapter import (
     BatchQueryAdapter,
     IdListingAdapter,
@@ -33,7 +33,14 @@ from vectorport.core.operations import settle_writes
 from vectorport.core.plugin import Registry
 from vectorport.core.requests import QueryKwargs, RawFilter
 from vectorport.core.retry import RetryPolicy
-from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
+from vectorport.core.store import (
+    Index,
+    ListableIndex,
+    PatchableIndex,
+    Store,
+    connect,
+    wrap_id_page,
+)
 from vectorport.core.types import (
     Explanation,
     IdPage,
@@ -350,9 +357,14 @@ class AsyncListableIndex(AsyncIndex):
                                        limit=limit)
         adapter = self.sync.store.adapter
         assert isinstance(adapter, IdListingAdapter)
-        return await self._run_thread("list_ids", adapter.list_ids, self.sync.spec, ns,
-                                      prefix=prefix, filter=node, limit=limit, cursor=cursor,
-                                      namespace=ns, size=limit)
+        # The same opaque, listing-bound tokens as the sync handle (see there).
+        key = scanning.listing_key(self.sync.store.backend, self.sync.name, ns, prefix, node)
+        inner = (scanning.decode_cursor(key, cursor, kind="list_ids")
+                 if cursor is not None else None)
+        page: IdPage = await self._run_thread(
+            "list_ids", adapter.list_ids, self.sync.spec, ns, prefix=prefix, filter=node,
+            limit=limit, cursor=inner, namespace=ns, size=limit)
+        return wrap_id_page(key, page)
 
     async def iter_ids(
         self,

@@ -33,25 +33,37 @@ def scan_key(backend: str, index: str, namespace: str, filter: Filter | None) ->
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
+def listing_key(backend: str, index: str, namespace: str, prefix: str | None,
+                filter: Filter | None) -> str:
+    """What a ``list_ids`` cursor must belong to: the listing's identity, prefix
+    included; never equal to a scan's key, so neither kind of cursor fits the other."""
+    rendered = json.dumps(render_filter(filter), sort_keys=True) if filter is not None else ""
+    marked = "\x00" if prefix is None else "\x01" + prefix  # None and "" list differently
+    raw = "\x1f".join(("list_ids", backend, index, namespace, marked, rendered)).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
 def encode_cursor(key: str, inner: str) -> str:
     payload = json.dumps({"v": _TOKEN_VERSION, "k": key, "c": inner}, separators=(",", ":"))
     return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
 
 
-def decode_cursor(key: str, token: object) -> str:
-    """The adapter's own cursor inside ``token``; ``ValidationError`` for anything else."""
+def decode_cursor(key: str, token: object, *, kind: str = "scan") -> str:
+    """The adapter's own cursor inside ``token``; ``ValidationError`` for anything else
+    (``kind`` names the operation in the message: ``scan`` or ``list_ids``)."""
     if not isinstance(token, str) or not token:
-        raise ValidationError("a scan cursor is a non-empty str returned by an earlier page")
+        raise ValidationError(f"a {kind} cursor is a non-empty str returned by an earlier page")
     try:
         padded = token + "=" * (-len(token) % 4)
         payload = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise ValidationError("this is not a scan cursor returned by vectorport") from None
+        raise ValidationError(f"this is not a {kind} cursor returned by vectorport") from None
     if not isinstance(payload, dict) or payload.get("v") != _TOKEN_VERSION:
-        raise ValidationError("this is not a scan cursor returned by vectorport")
+        raise ValidationError(f"this is not a {kind} cursor returned by vectorport")
     if payload.get("k") != key or not isinstance(payload.get("c"), str):
+        what = "prefix, " if kind == "list_ids" else ""
         raise ValidationError(
-            "this cursor belongs to another scan (another index, namespace or filter)"
+            f"this cursor belongs to another {kind} (another index, namespace, {what}or filter)"
         )
     inner: str = payload["c"]
     return inner

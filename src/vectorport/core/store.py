@@ -455,8 +455,15 @@ class ListableIndex(Index):
         node = requests.build_list_ids(self.target, prefix=prefix, filter=filter, limit=limit)
         adapter = self._adapter
         assert isinstance(adapter, IdListingAdapter)
-        return self._call("list_ids", lambda: adapter.list_ids(
-            self.spec, ns, prefix=prefix, filter=node, limit=limit, cursor=cursor), ns, limit)
+        # Cursors are opaque tokens bound to this listing (as scan's are), so a cursor
+        # from another listing, or a made-up one, is refused instead of silently
+        # restarting or skipping ids; the adapter only ever sees its own cursors.
+        key = scanning.listing_key(self.store.backend, self.name, ns, prefix, node)
+        inner = (scanning.decode_cursor(key, cursor, kind="list_ids")
+                 if cursor is not None else None)
+        page: IdPage = self._call("list_ids", lambda: adapter.list_ids(
+            self.spec, ns, prefix=prefix, filter=node, limit=limit, cursor=inner), ns, limit)
+        return wrap_id_page(key, page)
 
     def iter_ids(
         self,
@@ -474,6 +481,13 @@ class ListableIndex(Index):
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
+
+
+def wrap_id_page(key: str, page: IdPage) -> IdPage:
+    """``page`` with its adapter cursor wrapped in a token bound to ``key``."""
+    if page.next_cursor is None:
+        return page
+    return IdPage(page.ids, scanning.encode_cursor(key, page.next_cursor))
 
 
 @cache

@@ -49,7 +49,7 @@ def _workspace(args: argparse.Namespace, store: Store, *, bm25: bool) -> Workspa
     chunker = Chunker(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
     return Workspace(args.path, bm25=bm25, vector_store=store, embedder=make_embedder(args.embedder),
                      search_index_name=args.index_name, auto_index_paths=args.include or ["."],
-                     chunker=chunker)
+                     chunker=chunker, reembed=getattr(args, "reembed", False))
 
 
 def _sync(workspace: Workspace, quiet: bool) -> SyncReport:
@@ -119,6 +119,8 @@ def add_parser(subparsers: Any) -> None:
     p = actions.add_parser("index", help="embed the files of a folder into a store (progress bar)")
     _common(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--reembed", action="store_true",
+                   help="the index was built by another embedder: embed everything again")
     p.set_defaults(func=cmd_index)
 
     p = actions.add_parser("search", help="search a folder (BM25, vector or hybrid)")

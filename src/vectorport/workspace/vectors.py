@@ -5,6 +5,15 @@ embeddings. Replacing a document upserts its new entries first and then deletes 
 chunks past its new length, so a search never sees the document missing; each
 document's first chunk is written last, and it is the one whose fingerprint says
 whether a document is up to date, so an interrupted write is redone by the next sync.
+
+**The embedder is part of the index's identity.** The first write records the
+embedder's :class:`~vectorport.embedders.identity.EmbedderIdentity` in the reserved
+namespace ``vp.embedder`` of the same index (one small record per workspace namespace,
+never seen by searches of the workspace's own namespace). Opening an index recorded by
+another embedder raises :class:`EmbedderMismatchError`, unless ``reembed`` is on: then
+the namespace's entries are dropped (the whole index when the dimension changed) so
+that the next sync embeds everything again with the new embedder. An index written
+before identities were recorded is adopted by the first embedder that opens it.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from vectorport.core.filters.ast import Filter
 from vectorport.core.store import Index, Store
 from vectorport.core.types import Match
 from vectorport.embedders.base import Embedder, Vector
+from vectorport.embedders.identity import EmbedderIdentity, EmbedderMismatchError, identity_of
 from vectorport.workspace.entries import CHUNK, CHUNKS, FINGERPRINT, ORIGIN, PATH, Entry
 from vectorport.workspace.naming import entry_key
 
@@ -35,24 +45,70 @@ def cosine01(value: float) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
+IDENTITY_NAMESPACE = "vp.embedder"
+"""Where an index keeps the identity of the embedder that built it."""
+
+
 class VectorSide:
-    def __init__(self, store: Store, embedder: Embedder, index_name: str, namespace: str) -> None:
+    def __init__(self, store: Store, embedder: Embedder, index_name: str, namespace: str,
+                 *, reembed: bool = False) -> None:
         self.store = store
         self.embedder = embedder
         self.index_name = index_name
         self.namespace = namespace
+        self.reembed = reembed
         self._index: Index | None = None
+
+    @property
+    def _identity_id(self) -> str:
+        return f"ns:{self.namespace}"
 
     def _open(self, dimension: int | None, *, create: bool) -> Index | None:
         if self._index is not None:
             return self._index
-        if create:
+        if self.store.has_index(self.index_name):
+            self._index = self._checked(self.store.index(self.index_name))
+        if self._index is None and create:
             assert dimension is not None
             self._index = self.store.create_index(self.index_name, dimension, "cosine",
                                                   exist_ok=True)
-        elif self.store.has_index(self.index_name):
-            self._index = self.store.index(self.index_name)
+            self._record(self._index)
         return self._index
+
+    def stored_identity(self, index: Index) -> EmbedderIdentity | None:
+        found = index.fetch([self._identity_id], namespace=IDENTITY_NAMESPACE)
+        record = found.get(self._identity_id)
+        return None if record is None else EmbedderIdentity.from_metadata(record.metadata)
+
+    def _checked(self, index: Index) -> Index | None:
+        """``index`` if this embedder built it (recording it on a legacy index), after a
+        re-embed reset if asked; ``None`` when the reset dropped the index."""
+        current = identity_of(self.embedder, index.spec.dimension)
+        stored = self.stored_identity(index)
+        if stored is None or stored.compatible(current):
+            if stored is None:
+                self._record(index)
+            return index
+        if not self.reembed:
+            raise EmbedderMismatchError(
+                f"index {self.index_name!r} (namespace {self.namespace!r}) was built by "
+                f"embedder [{stored.describe()}], not [{current.describe()}]: its vectors "
+                "cannot be searched with this one. Use the embedder that built it, another "
+                "search_index_name, or reembed=True (CLI: --reembed) to embed everything "
+                "again with this one"
+            )
+        if current.dimension != index.spec.dimension:
+            self.store.delete_index(self.index_name, missing_ok=True)
+            return None
+        index.delete_namespace(self.namespace)
+        self._record(index)
+        return index
+
+    def _record(self, index: Index) -> None:
+        identity = identity_of(self.embedder, index.spec.dimension)
+        unit = [1.0] + [0.0] * (index.spec.dimension - 1)
+        index.upsert([{"id": self._identity_id, "vector": unit,
+                       "metadata": identity.as_metadata()}], namespace=IDENTITY_NAMESPACE)
 
     def stored_states(self, paths: Sequence[str]) -> dict[str, StoredState]:
         index = self._open(None, create=False)

@@ -98,6 +98,7 @@ class Workspace:
         namespace: str = "",
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         logger: logging.Logger | None = None,
+        reembed: bool = False,
     ) -> None:
         if filesystem is not None and not isinstance(filesystem, LocalFilesystem):
             filesystem = LocalFilesystem(filesystem)
@@ -117,7 +118,7 @@ class Workspace:
             raise ConfigError(f"vector_store must be a vectorport Store, got {type(vector_store).__name__}")
         self._vectors = None if vector_store is None else VectorSide(
             vector_store, resolve_embedder(embedder), store_index_name(self.search_index_name),
-            validation.namespace(namespace))
+            validation.namespace(namespace), reembed=bool(reembed))
         if isinstance(auto_index_paths, str):
             auto_index_paths = [auto_index_paths]
         self.auto_index_paths = tuple(auto_index_paths)

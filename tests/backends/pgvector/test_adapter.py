@@ -101,7 +101,7 @@ def test_hnsw_and_ivf_on_small_data_match_the_reference(
         adapter_of(store).build_index(ivf.name)
         adapter_of(store).build_index(hnsw.name)  # a rebuild over the loaded rows
         assert sql(pg_url, "SELECT indexdef FROM pg_indexes WHERE indexname = %s",
-                   (f"vp_{name}_ann",))[0][0].count("hnsw")
+                   (f"vp_{name}$ann",))[0][0].count("hnsw")
         for q in queries:
             want = reference_query(records(rows, 8), metric, vector=q.tolist(), top_k=10)  # type: ignore[arg-type]
             assert_same_matches(hnsw.query(q, top_k=10, ef=200), want, 1e-4, "hnsw")
@@ -116,7 +116,7 @@ def test_hnsw_and_ivf_on_small_data_match_the_reference(
 def test_flat_index_has_no_ann_index_and_is_exact(store: Store, name: str, pg_url: str) -> None:
     index = store.create_index(name, 3, "euclidean", index_type="flat")
     assert sql(pg_url, "SELECT indexname FROM pg_indexes WHERE tablename = %s ORDER BY 1",
-               (f"vp_{name}",)) == [(f"vp_{name}_meta",), (f"vp_{name}_pkey",)]
+               (f"vp_{name}",)) == [(f"vp_{name}$meta",), (f"vp_{name}_pkey",)]
     index.upsert([("a", [1, 0, 0]), ("b", [0, 1, 0])])
     assert [m.id for m in index.query([1, 0.1, 0], top_k=2)] == ["a", "b"]
     adapter_of(store).build_index(name)  # nothing to build: no error
@@ -184,12 +184,12 @@ def test_deferred_index_is_built_on_request(store: Store, name: str, pg_url: str
     adapter = adapter_of(store)
     assert adapter.ann_index_built(name) is False
     ann = "SELECT count(*) FROM pg_indexes WHERE indexname = %s"
-    assert sql(pg_url, ann, (f"vp_{name}_ann",)) == [(0,)]
+    assert sql(pg_url, ann, (f"vp_{name}$ann",)) == [(0,)]
     index.upsert([(f"d{i}", [1, i, 0, 1]) for i in range(50)])
     assert [m.id for m in index.query([1, 3, 0, 1], top_k=1)] == ["d3"]  # exact meanwhile
     adapter.build_index(name)
     assert adapter.ann_index_built(name) is True
-    assert sql(pg_url, ann, (f"vp_{name}_ann",)) == [(1,)]
+    assert sql(pg_url, ann, (f"vp_{name}$ann",)) == [(1,)]
     assert [m.id for m in index.query([1, 3, 0, 1], top_k=1)] == ["d3"]
     spec = store.describe_index(name).spec
     assert spec.backend_options["pgvector"]["defer_index"] is True

@@ -96,7 +96,12 @@ def test_hostile_prefixes_and_cursors_are_literal(
     before = relations(pg_url)
     got = hostile_index.list_ids(prefix=value, limit=100).ids
     assert list(got) == sorted(s for s in HOSTILE_STRINGS if s.startswith(value))
-    after_cursor = hostile_index.list_ids(cursor=value, limit=100).ids
+    with pytest.raises(ValidationError):  # users pass only cursors vectorport made
+        hostile_index.list_ids(cursor=value, limit=100)
+    # ... and the adapter still takes its own cursor (the last id) as a literal
+    adapter = hostile_index.store.adapter
+    after_cursor = adapter.list_ids(hostile_index.spec, "", prefix=None, filter=None,
+                                    limit=100, cursor=value).ids
     assert list(after_cursor) == sorted(s for s in HOSTILE_STRINGS if s > value)
     assert hostile_index.count(filter={"s": {"$gte": value}}) == sum(
         s >= value for s in HOSTILE_STRINGS)

@@ -19,10 +19,13 @@ gone at once; data left by an interrupted delete is purged when the name is reus
 **Upsert replaces.** Chroma's ``upsert`` merges metadata keys into the stored record and
 keeps a stored document when none is given. The adapter reads the stored metadata of
 the batch's ids first, then upserts the new metadata with every other stored key set to
-``None`` (Chroma's way to delete a key), in one atomic upsert, so a failure leaves the
-old or the new records, never a mix. Records whose stored document must go (the new
-record has none) are deleted and written again, since Chroma cannot clear a document:
-that rare case is two steps. Two clients upserting the same id at once may merge keys.
+``None`` (Chroma's way to delete a key), in one atomic upsert, so a failure (or a
+SIGKILL) leaves the old or the new records, never a mix and never none. A record whose
+stored document must go (the new record has none) is written with the empty document
+and the ``vectorport:nodoc`` flag in that same upsert, since Chroma cannot clear a
+document (:mod:`.codec`). The read and the write of ``upsert`` and ``patch`` hold a
+write lock (:mod:`.locking`: threads, and processes sharing a folder), so two writers of
+one id never merge their keys.
 
 **Collections are emptied before they are dropped**, because Chroma 1.5 leaks the list
 metadata of dropped collections into new records (:mod:`.dropping`).
@@ -41,12 +44,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 from chromadb.api.models.Collection import Collection
 
 from vectorport.adapterkit import (
+    BackendError,
     Capabilities,
     ConnectionURL,
     DenseMatrix,
@@ -68,6 +73,7 @@ from vectorport.adapterkit import (
 from vectorport.adapters.chroma import naming
 from vectorport.adapters.chroma.capabilities import CHROMA_CAPABILITIES
 from vectorport.adapters.chroma.codec import (
+    NODOC_FIELD,
     QueryRow,
     decode_metadata,
     encode_metadata,
@@ -79,6 +85,7 @@ from vectorport.adapters.chroma.dropping import clear_collection, drop_collectio
 from vectorport.adapters.chroma.errors import chroma_errors, is_already_exists, is_not_found
 from vectorport.adapters.chroma.explain import ChromaQuery, explain_query, prepare_query
 from vectorport.adapters.chroma.filters import compile_filter
+from vectorport.adapters.chroma.locking import WriteLock
 from vectorport.adapters.chroma.naming import (
     catalog_metadata,
     data_metadata,
@@ -102,13 +109,21 @@ class ChromaAdapter:
 
     backend: ClassVar[str] = "chroma"
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, lock: WriteLock | None = None) -> None:
         self._connection = connection
         self._client = connection.client
+        self._lock = lock if lock is not None else WriteLock(f"adapter:{id(self)}")
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> ChromaAdapter:
-        return cls(connect(url))
+        if url.scheme != "chroma":
+            return cls(connect(url), WriteLock(f"{url.scheme}:{url.redacted()}"))
+        folder = Path(url.path).resolve()
+        try:
+            connection = connect(url)
+        except BackendError as exc:
+            raise BackendError(_reopen_advice(folder, exc)) from exc
+        return cls(connection, WriteLock(f"chroma:{folder}", folder))
 
     def __repr__(self) -> str:
         return f"ChromaAdapter({self._connection.where!r})"
@@ -216,24 +231,26 @@ class ChromaAdapter:
             collection = self._data(index, namespace, create=True)
             assert collection is not None
             ids = [r.id for r in records]
-            stored = collection.get(ids=ids, include=["metadatas", "documents"])
-            old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
-            old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
-            renew = [r.id for r in records
-                     if r.document is None and old_document.get(r.id) is not None]
-            if renew:  # Chroma cannot clear a document: write these records afresh
-                collection.delete(ids=renew)
-                for rid in renew:
-                    old_metadata.pop(rid, None)
-            metadatas = [replacing(encode_metadata(r.metadata), old_metadata.get(r.id))
-                         for r in records]
-            documents = [r.document for r in records]
-            collection.upsert(
-                ids=ids,
-                embeddings=np.stack([r.vector for r in records]),
-                metadatas=metadatas if any(m is not None for m in metadatas) else None,  # type: ignore[arg-type]
-                documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
-            )
+            with self._lock.held():  # read and write as one step (see .locking)
+                stored = collection.get(ids=ids, include=["metadatas", "documents"])
+                old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
+                old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
+                metadatas: list[Any] = []
+                documents: list[str | None] = []
+                for r in records:
+                    new, document = encode_metadata(r.metadata), r.document
+                    if document is None and old_document.get(r.id) is not None:
+                        # Chroma cannot clear a document: a flagged empty one, in this
+                        # same write, so no crash can leave the record half-replaced
+                        new[NODOC_FIELD], document = True, ""
+                    metadatas.append(replacing(new, old_metadata.get(r.id)))
+                    documents.append(document)
+                collection.upsert(
+                    ids=ids,
+                    embeddings=np.stack([r.vector for r in records]),
+                    metadatas=metadatas if any(m is not None for m in metadatas) else None,
+                    documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
+                )
 
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
@@ -262,21 +279,30 @@ class ChromaAdapter:
             collection = self._data(index, namespace, create=False)
             if collection is None:
                 return False
-            stored = collection.get(ids=[patch.id], include=["metadatas"])
-            if not stored["ids"]:
-                return False
-            old = stored["metadatas"][0] if stored["metadatas"] else None
-            metadata = {k: v for k, v in decode_metadata(old).items()
-                        if k not in patch.unset_metadata}
-            metadata.update(patch.set_metadata)
-            changes = replacing(encode_metadata(metadata), old)
-            collection.update(
-                ids=[patch.id],
-                embeddings=(None if patch.vector is None
-                            else np.stack([patch.vector]).astype(np.float32)),
-                metadatas=[changes] if changes is not None else None,
-                documents=[patch.document] if patch.document is not None else None,
-            )
+            with self._lock.held():  # read and write as one step (see .locking)
+                # Chroma computes embeddings for new documents unless given some, so a
+                # document-only patch sends the stored vector back
+                needs_vector = patch.document is not None and patch.vector is None
+                stored = collection.get(ids=[patch.id], include=(
+                    ["metadatas", "embeddings"] if needs_vector else ["metadatas"]))
+                if not stored["ids"]:
+                    return False
+                old = stored["metadatas"][0] if stored["metadatas"] else None
+                metadata = {k: v for k, v in decode_metadata(old).items()
+                            if k not in patch.unset_metadata}
+                metadata.update(patch.set_metadata)
+                new = encode_metadata(metadata)
+                if patch.document is None and old and old.get(NODOC_FIELD):
+                    new[NODOC_FIELD] = True  # the document stays removed
+                changes = replacing(new, old)
+                collection.update(
+                    ids=[patch.id],
+                    embeddings=(np.asarray(stored["embeddings"], dtype=np.float32)[:1]
+                                if needs_vector else None if patch.vector is None
+                                else np.stack([patch.vector]).astype(np.float32)),
+                    metadatas=[changes] if changes is not None else None,
+                    documents=[patch.document] if patch.document is not None else None,
+                )
             return True
 
     # -- reads ------------------------------------------------------------------------
@@ -381,3 +407,15 @@ class ChromaAdapter:
         return fetch_many_until_settled(len(vectors), search, lambda m: m.score,
                                         request.top_k, cap=NO_CAP,
                                         min_score=request.min_score)
+
+
+def _reopen_advice(folder: Path, exc: BaseException) -> str:
+    """What to tell someone whose Chroma folder no longer opens (say, after a crash)."""
+    return (
+        f"could not open the Chroma data in {folder} ({exc}). Chroma commits every write "
+        "to its SQLite log before applying it, so writes that returned survive a killed "
+        "process. To recover: make sure no other program is using the folder and retry; "
+        "if it still fails, keep a copy of the folder, run `chroma vacuum --path "
+        f"{folder}`, and retry; failing that, restore the folder from a backup or a "
+        "`vectorport export` file"
+    )

@@ -18,6 +18,11 @@ spell because of the ``:``, give the filter compiler what Chroma's ``where`` lac
   kind, which is exact. They also say which records do *not* hold a number, the exact
   complement a negated range needs.
 
+A fourth, ``vectorport:nodoc``, marks a record whose document was removed: Chroma
+cannot clear a stored document, so such a record is written with the empty document
+``""`` and this flag, in the same single write (no delete-then-add that a crash could
+interrupt); it reads back as "no document".
+
 A list is stored only when non-empty (Chroma refuses empty lists). Reserved keys are
 removed from everything read back.
 
@@ -45,6 +50,7 @@ RESERVED_PREFIX = "vectorport:"
 KEYS_FIELD = "vectorport:keys"
 INTS_FIELD = "vectorport:ints"
 FLOATS_FIELD = "vectorport:floats"
+NODOC_FIELD = "vectorport:nodoc"
 
 ChromaMetadata = dict[str, Any]
 
@@ -98,6 +104,13 @@ def replacing(new: ChromaMetadata, old: Mapping[str, Any] | None) -> ChromaMetad
     return out or None
 
 
+def document_of(document: Any, stored_metadata: Mapping[str, Any] | None) -> str | None:
+    """The record's document: ``None`` where the stored one is only a placeholder."""
+    if stored_metadata and stored_metadata.get(NODOC_FIELD):
+        return None
+    return document if isinstance(document, str) else None
+
+
 def chroma_score(metric: Metric, distance: float) -> float:
     """The CONTRACT §3 score of a Chroma distance in the index's space."""
     if metric == "euclidean":
@@ -137,7 +150,8 @@ class QueryRow:
             vector = read_only_float32(self.embeddings[i])
         document = None
         if include.documents and self.documents is not None:
-            document = self.documents[i]
+            document = document_of(self.documents[i],
+                                   self.metadatas[i] if self.metadatas is not None else None)
         return Match(id=self.ids[i], score=score, metadata=metadata, vector=vector,
                      document=document)
 
@@ -147,25 +161,28 @@ def records_of(result: Any) -> list[Record]:
     embeddings = result["embeddings"]
     metadatas = result.get("metadatas")
     documents = result.get("documents")
-    return [
-        Record(
+    out = []
+    for i, rid in enumerate(result["ids"]):
+        stored = metadatas[i] if metadatas is not None else None
+        out.append(Record(
             id=rid,
             vector=read_only_float32(embeddings[i]),
-            metadata=decode_metadata(metadatas[i] if metadatas is not None else None),
-            document=documents[i] if documents is not None else None,
-        )
-        for i, rid in enumerate(result["ids"])
-    ]
+            metadata=decode_metadata(stored),
+            document=document_of(documents[i], stored) if documents is not None else None,
+        ))
+    return out
 
 
 __all__ = [
     "FLOATS_FIELD",
     "INTS_FIELD",
     "KEYS_FIELD",
+    "NODOC_FIELD",
     "RESERVED_PREFIX",
     "QueryRow",
     "chroma_score",
     "decode_metadata",
+    "document_of",
     "encode_metadata",
     "records_of",
     "replacing",

@@ -35,8 +35,8 @@ def prepare_query(request: QueryRequest) -> ChromaQuery:
     options = query_options(request)
     compiled = combine(compile_filter(request.filter), compile_filter(options.where))
     include = ["distances"]
-    if request.include.metadata:
-        include.append("metadatas")
+    if request.include.metadata or request.include.documents:
+        include.append("metadatas")  # documents need the vectorport:nodoc flag
     if request.include.documents:
         include.append("documents")
     if request.include.vectors:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -54,6 +55,7 @@ from vectorport.adapterkit import (
     Secret,
     SparseVector,
     ValidationError,
+    VectorportError,
     batches,
     prefix_upper_bound,
     read_only_float32,
@@ -85,6 +87,10 @@ BACKEND = "milvus"
 DEFAULT_PORT = 19530
 LITE_FILENAME = "vectorport.db"
 _PK_CHUNK = 1_000
+
+
+_DROPS = threading.Lock()
+"""Serialises ``delete_index`` within the process (see there)."""
 
 
 class MilvusAdapter:
@@ -288,13 +294,25 @@ class MilvusAdapter:
         return out
 
     def delete_index(self, name: str) -> None:
-        self._stored_spec(name)
-        with translated("drop_collection", name):
-            self._client.drop_collection(name)
+        # Milvus Lite fails a drop racing another drop of the same collection ("No such
+        # file or directory: 'manifest.json'") instead of reporting it gone, so drops in
+        # this process take turns, and a drop that fails is re-checked: if the
+        # collection is gone, somebody else deleted it, which is "not found".
+        with _DROPS:
+            self._stored_spec(name)
+            try:
+                with translated("drop_collection", name):
+                    self._client.drop_collection(name)
+            except VectorportError:
+                with translated("has_collection", name):
+                    if self._client.has_collection(name):
+                        raise
+                raise IndexNotFoundError(name) from None
             if not self._engine.spec_in_properties:
                 # after the drop: a crash in between leaves a row without a collection,
                 # which is no index (see _stored_spec) and is overwritten on re-creation
-                self._catalog_delete(name)
+                with translated("drop_collection", name):
+                    self._catalog_delete(name)
 
     # -- data ---------------------------------------------------------------------
 

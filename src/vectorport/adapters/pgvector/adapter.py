@@ -214,6 +214,7 @@ class PgvectorAdapter:
             ).fetchone()
             if created is None:
                 raise IndexExistsError(spec.name)
+            self._rename_legacy_helpers(conn)  # one may hold this index's table name
             try:
                 conn.execute(schema.create_table(names, layout))
             except pg_errors.DuplicateTable:
@@ -235,6 +236,7 @@ class PgvectorAdapter:
             lists = layout.params.get("lists") or (
                 IVF_DEFAULT_LISTS if rows is None else default_ivf_lists(rows)
             )
+        self._rename_legacy_helpers(conn)  # else the old ANN index would survive the drop
         conn.execute(schema.drop_ann_index(self._names, layout))
         conn.execute(schema.create_ann_index(self._names, layout, lists))
         conn.execute(
@@ -243,6 +245,12 @@ class PgvectorAdapter:
             ),
             (layout.name,),
         )
+
+    def _rename_legacy_helpers(self, conn: Connection[Any]) -> None:
+        """Move helpers named the old way to the ``$`` scheme (see :mod:`.schema`)."""
+        query, params = schema.legacy_helpers(self._names)
+        for old, new in conn.execute(query, params).fetchall():
+            conn.execute(schema.rename_index(self._names, old, new))
 
     def build_index(self, name: str) -> None:
         """Build (or rebuild) the ANN index of ``name`` over the rows it holds now.

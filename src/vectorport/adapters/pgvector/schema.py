@@ -5,11 +5,19 @@ URL's schema. DDL cannot take bound parameters, so the few numbers it holds (the
 dimension, ``m``, ``ef_construction``, ``lists``) are validated ints rendered by
 :class:`psycopg.sql.Literal`; every other value is bound.
 
-Names: index ``docs`` is table ``vp_docs`` with indexes ``vp_docs_ann`` (HNSW or
-IVFFlat) and ``vp_docs_meta`` (GIN on the metadata); the catalog
+Names: index ``docs`` is table ``vp_docs`` with indexes ``vp_docs$ann`` (HNSW or
+IVFFlat) and ``vp_docs$meta`` (GIN on the metadata); the catalog
 ``vectorport_catalog`` keeps each index's spec, so ``describe_index`` can answer.
 Canonical index names (``[a-z][a-z0-9_]{2,44}``) keep these within PostgreSQL's 63
 bytes, and no index name maps to the catalog's.
+
+**Helper relations carry a ``$``**, which no canonical index name (hence no table name)
+can contain, so no index's table can collide with another index's helpers. Before
+this, helpers were ``vp_docs_ann`` / ``vp_docs_meta``, and index ``docs`` blocked the
+creation of indexes ``docs_ann`` and ``docs_meta``. Such legacy helpers still work as
+they are (PostgreSQL picks indexes by definition, not name); the adapter renames them
+to the new scheme (:func:`legacy_helpers`) before it creates an index or rebuilds an
+ANN index, so old data stays readable with no manual step.
 """
 
 from __future__ import annotations
@@ -30,8 +38,17 @@ _OPCLASS_SUFFIX = {"cosine": "cosine_ops", "euclidean": "l2_ops", "dotproduct": 
 DISTANCE_OPERATOR = {"cosine": "<=>", "euclidean": "<->", "dotproduct": "<#>"}
 
 
+HELPER_MARK = "$"
+"""Separates a table name from a helper's suffix; never in a canonical index name."""
+HELPER_SUFFIXES = ("ann", "meta")
+
+
 def table_name(index_name: str) -> str:
     return f"{TABLE_PREFIX}{index_name}"
+
+
+def helper_name(index_name: str, suffix: str) -> str:
+    return f"{table_name(index_name)}{HELPER_MARK}{suffix}"
 
 
 class Names:
@@ -46,13 +63,13 @@ class Names:
         return sql.Identifier(self.schema, table_name(index_name))
 
     def ann_index(self, index_name: str) -> sql.Identifier:
-        return sql.Identifier(f"{table_name(index_name)}_ann")
+        return sql.Identifier(helper_name(index_name, "ann"))
 
     def qualified_ann_index(self, index_name: str) -> sql.Identifier:
-        return sql.Identifier(self.schema, f"{table_name(index_name)}_ann")
+        return sql.Identifier(self.schema, helper_name(index_name, "ann"))
 
     def meta_index(self, index_name: str) -> sql.Identifier:
-        return sql.Identifier(f"{table_name(index_name)}_meta")
+        return sql.Identifier(helper_name(index_name, "meta"))
 
 
 def create_schema(names: Names) -> sql.Composed:
@@ -132,6 +149,28 @@ def drop_ann_index(names: Names, layout: IndexLayout) -> sql.Composed:
 
 def drop_table(names: Names, index_name: str) -> sql.Composed:
     return sql.SQL("DROP TABLE IF EXISTS {}").format(names.table(index_name))
+
+
+def legacy_helpers(names: Names) -> tuple[sql.Composed, tuple[str, ...]]:
+    """A query for the helpers still named the old way (``vp_docs_ann``), as rows
+    ``(old name, new name)``: only indexes *on* a vectorport table whose name is that
+    table's name plus ``_ann`` / ``_meta``, so an index's table is never mistaken for
+    another index's helper."""
+    query = sql.SQL(
+        "SELECT c.relname, t.relname || %s || substr(c.relname, length(t.relname) + 2)"
+        " FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid"
+        " JOIN pg_class t ON t.oid = i.indrelid"
+        " JOIN pg_namespace n ON n.oid = t.relnamespace"
+        " WHERE n.nspname = %s AND starts_with(t.relname, %s)"
+        " AND c.relname IN (t.relname || '_ann', t.relname || '_meta')"
+    ).format()
+    return query, (HELPER_MARK, names.schema, TABLE_PREFIX)
+
+
+def rename_index(names: Names, old: str, new: str) -> sql.Composed:
+    return sql.SQL("ALTER INDEX IF EXISTS {} RENAME TO {}").format(
+        sql.Identifier(names.schema, old), sql.Identifier(new))
 
 
 SET_LOCAL = sql.SQL("SELECT set_config(%s, %s, true)")
