@@ -8,7 +8,9 @@ never reach into ``vectorport.core``, whose layout may change.
 The helpers each solve one sub-problem that every adapter meets, once:
 
 - :mod:`.ranking`: candidates complete under ties at the ``top_k`` cut, widening the
-  engine search until settled (:func:`fetch_until_settled`);
+  engine search until settled (:func:`fetch_until_settled`), or, for adapters that
+  rescore exactly (:func:`exact_scores`), over one or more ranked lists until a proven
+  bound is beaten (:func:`threshold_top_k`, e.g. "sum" hybrid scoring);
 - :mod:`.batching`: requests cut by count and by cost (:func:`batches`), repeated ids
   dropped (:func:`unique`);
 - :mod:`.options`: declared URL, index and query options (:class:`OptionSpec`),
@@ -25,10 +27,17 @@ from vectorport.adapterkit.errors import TRANSIENT_BUILTINS, ErrorKind, ErrorTra
 from vectorport.adapterkit.filters import FilterCompiler, Memo
 from vectorport.adapterkit.options import Option, OptionSpec, matching, within
 from vectorport.adapterkit.ranking import (
+    RankedList,
     complete_at_cut,
+    contract_order,
+    exact_scores,
     fetch_many_until_settled,
     fetch_until_settled,
     first_ask,
+    first_depth,
+    float32_slack,
+    scan_top_k,
+    threshold_top_k,
 )
 from vectorport.adapterkit.wire import prefix_upper_bound, read_only_float32
 from vectorport.core.adapter import (
@@ -139,6 +148,7 @@ __all__ = [
     "Or",
     "PatchableAdapter",
     "QueryRequest",
+    "RankedList",
     "Record",
     "RecordPage",
     "RecordPatch",
@@ -153,18 +163,24 @@ __all__ = [
     "VectorportError",
     "batches",
     "complete_at_cut",
+    "contract_order",
+    "exact_scores",
     "fetch_many_until_settled",
     "fetch_until_settled",
     "fields_used",
     "first_ask",
+    "first_depth",
+    "float32_slack",
     "matches",
     "matching",
     "operators_used",
     "prefix_upper_bound",
     "read_only_float32",
+    "scan_top_k",
     "score_from_distance",
     "sort_matches",
     "sparse_dot",
+    "threshold_top_k",
     "to_nnf",
     "unique",
     "url_cost",
