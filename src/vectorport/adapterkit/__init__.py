@@ -25,7 +25,7 @@ The helpers each solve one sub-problem that every adapter meets, once:
 from vectorport.adapterkit.batching import batches, unique, url_cost
 from vectorport.adapterkit.errors import TRANSIENT_BUILTINS, ErrorKind, ErrorTranslator
 from vectorport.adapterkit.filters import FilterCompiler, Memo
-from vectorport.adapterkit.options import Option, OptionSpec, matching, within
+from vectorport.adapterkit.options import Option, OptionSpec, matching, positive, within
 from vectorport.adapterkit.ranking import (
     RankedList,
     complete_at_cut,
@@ -174,6 +174,7 @@ __all__ = [
     "matches",
     "matching",
     "operators_used",
+    "positive",
     "prefix_upper_bound",
     "read_only_float32",
     "scan_top_k",

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
+from vectorport.adapterkit import read_only_float32
 from vectorport.adapters.qdrant import naming
 from vectorport.core.types import (
     DenseVector,
@@ -35,6 +34,15 @@ class Point:
     uid: str
     vectors: Mapping[str, VectorValue]
     payload: Mapping[str, Any]
+
+
+def estimated_bytes(point: Point) -> int:
+    """A generous estimate of the JSON size of ``point`` in an upsert request (numbers
+    as text, payload values quoted), to keep requests under the server's limit."""
+    return 256 + sum(
+        24 * (len(v.indices) * 2 if isinstance(v, SparseVector) else len(v))
+        for v in point.vectors.values()
+    ) + 2 * sum(len(str(v)) for v in point.payload.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +116,7 @@ def document_of(payload: Mapping[str, Any]) -> str | None:
 
 
 def dense_of(index: IndexSpec, hit: Hit) -> DenseVector:
-    array = np.asarray(hit.vectors[stored_vector_name(index)], dtype=np.float32)
-    array.setflags(write=False)
-    return array
+    return read_only_float32(hit.vectors[stored_vector_name(index)])
 
 
 def sparse_of(index: IndexSpec, hit: Hit) -> SparseVector | None:
