@@ -48,7 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vectorport.adapterkit import exact_scores, read_only_float32
+from vectorport.adapterkit import batches, exact_scores, read_only_float32, unique
 from vectorport.adapters.lancedb import codec
 from vectorport.adapters.lancedb.capabilities import LANCEDB_CAPABILITIES
 from vectorport.adapters.lancedb.errors import translated
@@ -347,8 +347,8 @@ class LanceDBAdapter:
         table = self._table(index.name)
         out: list[Record] = []
         columns = [codec.ID, codec.VECTOR, codec.META, codec.DOCUMENT]
-        for start in range(0, len(ids), _FETCH_CHUNK):
-            chunk = [codec.make_pk(namespace, i) for i in ids[start:start + _FETCH_CHUNK]]
+        for batch in batches(unique(ids), _FETCH_CHUNK):
+            chunk = [codec.make_pk(namespace, i) for i in batch]
             with self._translated("fetch", index.name):
                 rows = self._rows(table, scoped(namespace, None, pk_in(chunk)), columns,
                                   len(chunk)).to_pylist()
@@ -363,9 +363,8 @@ class LanceDBAdapter:
                filter: Filter | None) -> None:
         table = self._table(index.name)
         if ids is not None:
-            wheres = [scoped(namespace, None, pk_in(
-                [codec.make_pk(namespace, i) for i in ids[s:s + _FETCH_CHUNK]]))
-                for s in range(0, len(ids), _FETCH_CHUNK)]
+            wheres = [scoped(namespace, None, pk_in([codec.make_pk(namespace, i) for i in batch]))
+                      for batch in batches(unique(ids), _FETCH_CHUNK)]
         else:
             wheres = [scoped(namespace, filter)]
         with self._write_lock, self._translated("delete", index.name):
