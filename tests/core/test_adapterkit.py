@@ -427,3 +427,12 @@ def test_ties_at_the_cut_on_chroma_match_the_reference(top_k: int) -> None:
                 [1.0, 0.0, 0.0], top_k=top_k, filter={"n": {"$gte": 2}})])
     assert answers[0] == answers[1]
     assert len(answers[0]) == top_k
+
+
+def test_index_specs_round_trip_through_json() -> None:
+    spec = kit.IndexSpec(name="docs", dimension=3, metric="euclidean", sparse=True,
+                         index_type="hnsw", index_params={"m": 8},
+                         backend_options={"qdrant": {"on_disk": True}})
+    text = kit.spec_to_json(spec)
+    assert kit.spec_from_json(text) == spec
+    assert text == kit.spec_to_json(kit.spec_from_json(text))  # equal specs, equal text

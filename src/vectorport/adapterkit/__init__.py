@@ -18,8 +18,8 @@ The helpers each solve one sub-problem that every adapter meets, once:
 - :mod:`.errors`: SDK exceptions to vectorport errors (:class:`ErrorTranslator`), with
   :class:`RetryPolicy` for calls safe to repeat;
 - :mod:`.filters`: a memoising base for filter compilers (:class:`FilterCompiler`);
-- :mod:`.wire`: prefix ranges (:func:`prefix_upper_bound`) and read-only float32
-  vectors (:func:`read_only_float32`).
+- :mod:`.wire`: prefix ranges (:func:`prefix_upper_bound`), read-only float32
+  vectors (:func:`read_only_float32`) and IndexSpecs as JSON (:func:`spec_to_json`).
 """
 
 from vectorport.adapterkit.batching import batches, unique, url_cost
@@ -39,7 +39,12 @@ from vectorport.adapterkit.ranking import (
     scan_top_k,
     threshold_top_k,
 )
-from vectorport.adapterkit.wire import prefix_upper_bound, read_only_float32
+from vectorport.adapterkit.wire import (
+    prefix_upper_bound,
+    read_only_float32,
+    spec_from_json,
+    spec_to_json,
+)
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
@@ -181,6 +186,8 @@ __all__ = [
     "score_from_distance",
     "sort_matches",
     "sparse_dot",
+    "spec_from_json",
+    "spec_to_json",
     "threshold_top_k",
     "to_nnf",
     "unique",

@@ -6,13 +6,12 @@ independent of either SDK, so that the layout lives here once.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from vectorport.adapterkit import read_only_float32
+from vectorport.adapterkit import read_only_float32, spec_from_json, spec_to_json
 from vectorport.adapters.qdrant import naming
 from vectorport.core.types import (
     DenseVector,
@@ -58,17 +57,6 @@ class Hit:
     @property
     def record_id(self) -> str:
         return str(self.payload[naming.ID])
-
-
-def spec_to_json(spec: IndexSpec) -> str:
-    return json.dumps(asdict(spec), sort_keys=True)
-
-
-def spec_from_json(text: str) -> IndexSpec:
-    data: dict[str, Any] = json.loads(text)
-    data["index_params"] = dict(data.get("index_params") or {})
-    data["backend_options"] = dict(data.get("backend_options") or {})
-    return IndexSpec(**data)
 
 
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
