@@ -112,6 +112,100 @@ def test_complete_at_cut_rules() -> None:
     assert complete_at_cut([0.9], 2, unseen_bound=0.1, min_score=0.2)
 
 
+# -- exact rescoring over ranked lists ----------------------------------------------------
+
+
+def _worst_ties(parts: dict[str, float], depth: int) -> list[str]:
+    """An engine list: best first, ties in the worst order (largest id first)."""
+    return sorted(parts, key=lambda i: (parts[i], i), reverse=True)[:depth]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_threshold_top_k_is_the_contract_answer(seed: int) -> None:
+    rng = random.Random(seed)
+    ids = [f"r{n:02d}" for n in range(rng.randint(0, 40))]
+    dense = {i: rng.choice([0.0, 0.25, 0.5, 1.0]) for i in ids}
+    # a sparse list returns only items sharing a term: the others score 0 there
+    sparse = {i: rng.choice([0.5, 1.0, 2.0]) for i in ids if rng.random() < 0.5}
+    use_dense = rng.random() < 0.7
+    top_k, cap = rng.randint(1, 45), rng.choice([1, 3, 17, 100])
+    min_score = rng.choice([None, 0.0, 0.5, 1.5])
+    scanned: list[int] = []
+
+    def total(i: str) -> float:
+        return (dense[i] if use_dense else 0.0) + sparse.get(i, 0.0)
+
+    def scan() -> list[str]:
+        scanned.append(1)
+        return list(ids)
+
+    def exhausted(ranked: list[tuple[str, float]], seen: object) -> list[tuple[str, float]]:
+        zeros = [(i, 0.0) for i in ids if i not in sparse]
+        return kit.scan_top_k([i for i, _ in ranked] + [i for i, _ in zeros], total,
+                              str, top_k, min_score=min_score)
+
+    lists = [kit.RankedList(lambda d: _worst_ties(sparse, d), sparse.__getitem__, missing=0.0)]
+    if use_dense:
+        lists.insert(0, kit.RankedList(lambda d: _worst_ties(dense, d), dense.__getitem__))
+    got = kit.threshold_top_k(lists, total, str, top_k, min_score=min_score, cap=cap,
+                              scan=scan, exhausted=exhausted)
+    want = sorted(((i, total(i)) for i in ids if min_score is None or total(i) >= min_score),
+                  key=lambda p: (-p[1], p[0]))[:top_k]
+    assert got == want
+
+
+def test_threshold_top_k_widens_until_the_bound_is_beaten() -> None:
+    parts = {f"r{n:03d}": 1.0 for n in range(200)} | {"best": 2.0}
+    asked: list[int] = []
+
+    def search(depth: int) -> list[str]:
+        asked.append(depth)
+        return _worst_ties(parts, depth)
+
+    got = kit.threshold_top_k([kit.RankedList(search, parts.__getitem__)], parts.__getitem__,
+                              str, 2)
+    assert [i for i, _ in got] == ["best", "r000"]
+    assert asked == [kit.first_depth(2), 4 * kit.first_depth(2), 16 * kit.first_depth(2)]
+    assert kit.first_depth(2) == 18 and kit.first_depth(100, cap=50) == 50
+
+
+def test_threshold_top_k_allows_for_float32_reordering() -> None:
+    # the engine put "b" first (float32), exactly "a" is a hair better: the slack of the
+    # bound keeps searching until both are seen
+    exact = {"a": 1.0 + 1e-9, "b": 1.0}
+    engine = ["b", "a"]
+    depths: list[int] = []
+
+    def search(depth: int) -> list[str]:
+        depths.append(depth)
+        return engine[:depth]
+
+    got = kit.threshold_top_k([kit.RankedList(search, exact.__getitem__)], exact.__getitem__,
+                              str, 1, cap=1, scan=lambda: engine)
+    assert got == [("a", exact["a"])]
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dotproduct", "euclidean"])
+def test_exact_scores_are_the_contract_scores(metric: str) -> None:
+    from vectorport.conformance.reference import dense_score
+
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(20, 5)).astype(np.float32)
+    vectors[3] = 0.0  # cosine against a zero vector is 0
+    query = rng.normal(size=5).astype(np.float32)
+    got = kit.exact_scores(metric, query, vectors)  # type: ignore[arg-type]
+    assert got.dtype == np.float64
+    want = [dense_score(metric, query.tolist(), v.tolist()) for v in vectors]  # type: ignore[arg-type]
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+    one = kit.exact_scores(metric, query, vectors[0])  # type: ignore[arg-type]
+    assert one.shape == (1,) and one[0] == pytest.approx(want[0], rel=1e-12)
+
+
+def test_contract_order_breaks_ties_by_id() -> None:
+    pairs = [("b", 1.0), ("a", 1.0), ("c", 2.0)]
+    assert kit.contract_order(pairs, str) == [("c", 2.0), ("a", 1.0), ("b", 1.0)]
+
+
 # -- batching ---------------------------------------------------------------------------
 
 
@@ -333,3 +427,12 @@ def test_ties_at_the_cut_on_chroma_match_the_reference(top_k: int) -> None:
                 [1.0, 0.0, 0.0], top_k=top_k, filter={"n": {"$gte": 2}})])
     assert answers[0] == answers[1]
     assert len(answers[0]) == top_k
+
+
+def test_index_specs_round_trip_through_json() -> None:
+    spec = kit.IndexSpec(name="docs", dimension=3, metric="euclidean", sparse=True,
+                         index_type="hnsw", index_params={"m": 8},
+                         backend_options={"qdrant": {"on_disk": True}})
+    text = kit.spec_to_json(spec)
+    assert kit.spec_from_json(text) == spec
+    assert text == kit.spec_to_json(kit.spec_from_json(text))  # equal specs, equal text

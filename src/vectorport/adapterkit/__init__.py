@@ -8,7 +8,9 @@ never reach into ``vectorport.core``, whose layout may change.
 The helpers each solve one sub-problem that every adapter meets, once:
 
 - :mod:`.ranking`: candidates complete under ties at the ``top_k`` cut, widening the
-  engine search until settled (:func:`fetch_until_settled`);
+  engine search until settled (:func:`fetch_until_settled`), or, for adapters that
+  rescore exactly (:func:`exact_scores`), over one or more ranked lists until a proven
+  bound is beaten (:func:`threshold_top_k`, e.g. "sum" hybrid scoring);
 - :mod:`.batching`: requests cut by count and by cost (:func:`batches`), repeated ids
   dropped (:func:`unique`);
 - :mod:`.options`: declared URL, index and query options (:class:`OptionSpec`),
@@ -16,21 +18,33 @@ The helpers each solve one sub-problem that every adapter meets, once:
 - :mod:`.errors`: SDK exceptions to vectorport errors (:class:`ErrorTranslator`), with
   :class:`RetryPolicy` for calls safe to repeat;
 - :mod:`.filters`: a memoising base for filter compilers (:class:`FilterCompiler`);
-- :mod:`.wire`: prefix ranges (:func:`prefix_upper_bound`) and read-only float32
-  vectors (:func:`read_only_float32`).
+- :mod:`.wire`: prefix ranges (:func:`prefix_upper_bound`), read-only float32
+  vectors (:func:`read_only_float32`) and IndexSpecs as JSON (:func:`spec_to_json`).
 """
 
 from vectorport.adapterkit.batching import batches, unique, url_cost
 from vectorport.adapterkit.errors import TRANSIENT_BUILTINS, ErrorKind, ErrorTranslator
 from vectorport.adapterkit.filters import FilterCompiler, Memo
-from vectorport.adapterkit.options import Option, OptionSpec, matching, within
+from vectorport.adapterkit.options import Option, OptionSpec, matching, positive, within
 from vectorport.adapterkit.ranking import (
+    RankedList,
     complete_at_cut,
+    contract_order,
+    exact_scores,
     fetch_many_until_settled,
     fetch_until_settled,
     first_ask,
+    first_depth,
+    float32_slack,
+    scan_top_k,
+    threshold_top_k,
 )
-from vectorport.adapterkit.wire import prefix_upper_bound, read_only_float32
+from vectorport.adapterkit.wire import (
+    prefix_upper_bound,
+    read_only_float32,
+    spec_from_json,
+    spec_to_json,
+)
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
@@ -143,6 +157,7 @@ __all__ = [
     "Or",
     "PatchableAdapter",
     "QueryRequest",
+    "RankedList",
     "Record",
     "RecordPage",
     "RecordPatch",
@@ -157,18 +172,27 @@ __all__ = [
     "VectorportError",
     "batches",
     "complete_at_cut",
+    "contract_order",
+    "exact_scores",
     "fetch_many_until_settled",
     "fetch_until_settled",
     "fields_used",
     "first_ask",
+    "first_depth",
+    "float32_slack",
     "matches",
     "matching",
     "operators_used",
+    "positive",
     "prefix_upper_bound",
     "read_only_float32",
+    "scan_top_k",
     "score_from_distance",
     "sort_matches",
     "sparse_dot",
+    "spec_from_json",
+    "spec_to_json",
+    "threshold_top_k",
     "to_nnf",
     "unique",
     "url_cost",

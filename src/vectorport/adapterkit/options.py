@@ -42,6 +42,11 @@ def within(low: float, high: float) -> Callable[[Any], str | None]:
     return check
 
 
+def positive(value: Any) -> str | None:
+    """A ``check`` for numbers: ``value > 0`` (counts, sizes, thresholds)."""
+    return None if value > 0 else f"must be positive, got {value!r}"
+
+
 def matching(pattern: re.Pattern[str], shape: str) -> Callable[[Any], str | None]:
     """A ``check`` for strings: the whole value matches ``pattern`` (``shape`` says how,
     for the error)."""
@@ -177,4 +182,4 @@ class OptionSpec:
         return raw
 
 
-__all__ = ["Kind", "Option", "OptionSpec", "Where", "matching", "within"]
+__all__ = ["Kind", "Option", "OptionSpec", "Where", "matching", "positive", "within"]

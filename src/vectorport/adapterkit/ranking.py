@@ -9,13 +9,26 @@ strictly above anything the engine has not returned yet.
 :func:`complete_at_cut` is that test, given a bound on the unseen scores;
 :func:`fetch_until_settled` (one query) and :func:`fetch_many_until_settled` (several
 queries answered by one engine call) are the loop around an engine search.
+
+Adapters that rescore candidates exactly (the engine ranks in float32, or fuses dense
+and sparse scores in a way the contract does not) use :func:`threshold_top_k` instead:
+one or more native ranked lists, each ordering by one part of the exact score, searched
+ever deeper until the ``top_k``-th exact score beats a proven bound on everything not
+yet seen (Fagin's threshold algorithm). :func:`exact_scores` is the contract's score
+(CONTRACT §3) in float64, and :func:`contract_order` its one order.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from vectorport.core.types import Metric
 
 T = TypeVar("T")
 
@@ -103,4 +116,150 @@ def fetch_until_settled(
     )[0]
 
 
-__all__ = ["complete_at_cut", "fetch_many_until_settled", "fetch_until_settled", "first_ask"]
+# -- exact rescoring ---------------------------------------------------------------
+
+RELATIVE_EPS = 1e-5
+"""How far an engine's float32 order may stray from the exact float64 one."""
+
+
+def float32_slack(score: float) -> float:
+    """How much an item the engine ranked below one scoring ``score`` may still score
+    above it exactly (float32 ranking, float64 rescoring)."""
+    return RELATIVE_EPS * (1.0 + abs(score))
+
+
+def exact_scores(metric: Metric, query: npt.ArrayLike, vectors: npt.ArrayLike
+                 ) -> npt.NDArray[np.float64]:
+    """The contract's score (CONTRACT §3) of each row of ``vectors`` (one vector is one
+    row) for ``query``, computed in float64: cosine similarity (0 against a zero
+    vector), the dot product, or ``1 / (1 + euclidean distance)``."""
+    q = np.asarray(query, dtype=np.float64)
+    x = np.asarray(vectors, dtype=np.float64).reshape(-1, q.shape[0])
+    if metric == "dotproduct":
+        dots: npt.NDArray[np.float64] = x @ q
+        return dots
+    if metric == "cosine":
+        norms = np.linalg.norm(x, axis=1) * np.linalg.norm(q)
+        out = np.zeros(len(x), dtype=np.float64)
+        np.divide(x @ q, norms, out=out, where=norms > 0)
+        return out
+    diff = x - q
+    distances: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    return 1.0 / (1.0 + distances)
+
+
+def contract_order(scored: Iterable[tuple[T, float]], ident: Callable[[T], str]
+                   ) -> list[tuple[T, float]]:
+    """``(item, score)`` pairs by score descending, ties by id ascending: the contract's
+    one order (:func:`~vectorport.core.scoring.sort_matches` for matches)."""
+    return sorted(scored, key=lambda pair: (-pair[1], ident(pair[0])))
+
+
+def first_depth(top_k: int, cap: int | None = None) -> int:
+    """How deep a rescoring search first goes: a little past ``top_k``, so that ties
+    and float32 reordering at the cut are usually seen at once."""
+    depth = top_k + max(16, top_k // 4)
+    return depth if cap is None else min(cap, depth)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedList(Generic[T]):
+    """One native ranking and the part of the exact score it orders by."""
+
+    search: Callable[[int], Sequence[T]]
+    """The best items by this part, engine order, at most ``depth``."""
+    part: Callable[[T], float]
+    """This list's part of an item's exact score."""
+    missing: float | None = None
+    """The part's score for an item this list never returns however deep it goes (a
+    sparse search returns only items sharing a term with the query; the others score
+    0 there). ``None``: a search that comes back short has returned every matching item
+    (a dense search)."""
+
+
+def threshold_top_k(
+    lists: Sequence[RankedList[T]],
+    total: Callable[[T], float],
+    ident: Callable[[T], str],
+    top_k: int,
+    *,
+    min_score: float | None = None,
+    cap: int | None = None,
+    scan: Callable[[], Iterable[T]] | None = None,
+    exhausted: Callable[[list[tuple[T, float]], Mapping[str, T]],
+                        list[tuple[T, float]]] | None = None,
+    slack: Callable[[float], float] = float32_slack,
+) -> list[tuple[T, float]]:
+    """The best ``top_k`` items by exact ``total`` score (the sum of the lists' parts),
+    ties by ``ident``, ``min_score`` applied: the contract's answer, complete.
+
+    Every list is searched to the same depth. An item in none of them scores at most
+    the sum, over the lists, of the part at the list's last item (or its ``missing``
+    score when higher, plus ``slack`` for float32 ranking; a list that came back short
+    adds its ``missing`` score). Once the ``top_k``-th exact score is strictly above
+    that bound, or the bound is below ``min_score``, the answer is exact; otherwise
+    the depth grows fourfold. At ``cap`` (the engine's deepest search), ``scan()``
+    yields every matching item and they are all scored. When every list came back
+    short and none returns everything, the unseen items score exactly the sum of the
+    ``missing`` scores: ``exhausted(ranked, seen)`` completes the answer from the
+    ordered, ``min_score``-filtered candidates and every candidate seen (by id).
+    """
+    depth = first_depth(top_k, cap)
+    while True:
+        results = [ranked.search(depth) for ranked in lists]
+        seen: dict[str, T] = {}
+        for found in results:
+            for item in found:
+                seen.setdefault(ident(item), item)
+        best = contract_order(((item, total(item)) for item in seen.values()), ident)
+        if min_score is not None:
+            best = [pair for pair in best if pair[1] >= min_score]
+        bound = 0.0
+        saw_everything = False  # some list returned every matching item
+        for ranked, found in zip(lists, results, strict=True):
+            if len(found) < depth:
+                saw_everything = saw_everything or ranked.missing is None
+                bound += ranked.missing or 0.0
+            else:
+                last = ranked.part(found[-1])
+                if ranked.missing is not None:
+                    last = max(last, ranked.missing)
+                bound += last + slack(last)
+        if complete_at_cut([score for _, score in best], top_k,
+                           unseen_bound=None if saw_everything else bound,
+                           min_score=min_score):
+            return best[:top_k]
+        if all(len(found) < depth for found in results):
+            if exhausted is None:
+                raise ValueError("lists that can miss items need an exhausted completion")
+            return exhausted(best, seen)
+        if cap is not None and depth >= cap:
+            if scan is None:
+                raise ValueError("a capped search needs a scan to fall back on")
+            return scan_top_k(scan(), total, ident, top_k, min_score=min_score)
+        depth = depth * 4 if cap is None else min(cap, depth * 4)
+
+
+def scan_top_k(items: Iterable[T], total: Callable[[T], float], ident: Callable[[T], str],
+               top_k: int, *, min_score: float | None = None) -> list[tuple[T, float]]:
+    """The contract's answer from every matching item, each scored."""
+    scored: Iterable[tuple[T, float]] = ((item, total(item)) for item in items)
+    if min_score is not None:
+        scored = (pair for pair in scored if pair[1] >= min_score)
+    return contract_order(scored, ident)[:top_k]
+
+
+__all__ = [
+    "RELATIVE_EPS",
+    "RankedList",
+    "complete_at_cut",
+    "contract_order",
+    "exact_scores",
+    "fetch_many_until_settled",
+    "fetch_until_settled",
+    "first_ask",
+    "first_depth",
+    "float32_slack",
+    "scan_top_k",
+    "threshold_top_k",
+]

@@ -48,6 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vectorport.adapterkit import batches, exact_scores, read_only_float32, unique
 from vectorport.adapters.lancedb import codec, explain
 from vectorport.adapters.lancedb.capabilities import LANCEDB_CAPABILITIES
 from vectorport.adapters.lancedb.errors import translated
@@ -59,7 +60,7 @@ from vectorport.adapters.lancedb.options import (
     IndexOptions,
     index_options,
 )
-from vectorport.adapters.lancedb.ranking import exact_scores, exact_top_k
+from vectorport.adapters.lancedb.ranking import exact_top_k
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
@@ -337,7 +338,7 @@ class LanceDBAdapter:
             id=rid, score=score,
             metadata=codec.decode_metadata(result[codec.META][position].as_py())
             if include.metadata else None,
-            vector=codec.read_only_vector(result[codec.VECTOR][position].as_py())
+            vector=read_only_float32(result[codec.VECTOR][position].as_py())
             if include.vectors else None,
             document=result[codec.DOCUMENT][position].as_py() if include.documents else None,
         )
@@ -346,13 +347,13 @@ class LanceDBAdapter:
         table = self._table(index.name)
         out: list[Record] = []
         columns = [codec.ID, codec.VECTOR, codec.META, codec.DOCUMENT]
-        for start in range(0, len(ids), _FETCH_CHUNK):
-            chunk = [codec.make_pk(namespace, i) for i in ids[start:start + _FETCH_CHUNK]]
+        for batch in batches(unique(ids), _FETCH_CHUNK):
+            chunk = [codec.make_pk(namespace, i) for i in batch]
             with self._translated("fetch", index.name):
                 rows = self._rows(table, scoped(namespace, None, pk_in(chunk)), columns,
                                   len(chunk)).to_pylist()
             out.extend(Record(
-                id=row[codec.ID], vector=codec.read_only_vector(row[codec.VECTOR]),
+                id=row[codec.ID], vector=read_only_float32(row[codec.VECTOR]),
                 metadata=codec.decode_metadata(row[codec.META]),
                 document=row[codec.DOCUMENT],
             ) for row in rows)
@@ -362,9 +363,8 @@ class LanceDBAdapter:
                filter: Filter | None) -> None:
         table = self._table(index.name)
         if ids is not None:
-            wheres = [scoped(namespace, None, pk_in(
-                [codec.make_pk(namespace, i) for i in ids[s:s + _FETCH_CHUNK]]))
-                for s in range(0, len(ids), _FETCH_CHUNK)]
+            wheres = [scoped(namespace, None, pk_in([codec.make_pk(namespace, i) for i in batch]))
+                      for batch in batches(unique(ids), _FETCH_CHUNK)]
         else:
             wheres = [scoped(namespace, filter)]
         with self._write_lock, self._translated("delete", index.name):

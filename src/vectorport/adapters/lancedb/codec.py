@@ -33,7 +33,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from vectorport.core.types import IndexSpec, MetadataValue
@@ -143,12 +142,6 @@ def decode_metadata(text: str | bytes | None) -> dict[str, MetadataValue]:
         else:
             out[key] = tuple(str(v) for v in value)
     return out
-
-
-def read_only_vector(values: Any) -> np.ndarray[Any, np.dtype[np.float32]]:
-    array = np.asarray(values, dtype=np.float32)
-    array.setflags(write=False)
-    return array
 
 
 __all__ = [

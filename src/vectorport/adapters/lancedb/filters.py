@@ -28,8 +28,8 @@ refused.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
+from vectorport.adapterkit import FilterCompiler
 from vectorport.adapters.lancedb import codec
 from vectorport.adapters.lancedb.escaping import (
     INT64_MAX,
@@ -204,11 +204,22 @@ def _compile(node: Filter) -> str:
     return _not(_compile(node.child))
 
 
-@lru_cache(maxsize=1024)
+class _Compiler(FilterCompiler[str]):
+    """Memoised by the adapter kit (keyed by the node's ``repr``, so ``True``, ``1`` and
+    ``1.0`` filters never share a ``where``)."""
+
+    cache_size = 1024
+
+    def build(self, node: Filter) -> str:
+        return _compile(node)
+
+
+_COMPILER = _Compiler()
+
+
 def compile_filter(node: Filter) -> str:
-    """The ``where`` text matching exactly the records the oracle matches. Cached on
-    the AST, whose equality tells ``True`` from ``1`` (see ``ast._kind_tagged``)."""
-    return _compile(node)
+    """The ``where`` text matching exactly the records the oracle matches (memoised)."""
+    return _COMPILER.compile(node)
 
 
 def namespace_expression(namespace: str) -> str:

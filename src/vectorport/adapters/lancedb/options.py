@@ -25,30 +25,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vectorport.core.errors import ValidationError
+from vectorport.adapterkit import Option, OptionSpec, ValidationError, positive
 
 BACKEND = "lancedb"
 IVF_TYPES = frozenset({"IVF_FLAT", "IVF_SQ", "IVF_PQ", "IVF_RQ"})
 HNSW_TYPES = frozenset({"IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"})
 DEFAULT_BUILD_THRESHOLD = 256
 
-
-def _positive_int(section: str, key: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValidationError(
-            f"backend_options[{BACKEND!r}][{key!r}] ({section}) must be a positive int, "
-            f"got {value!r}"
-        )
-    return value
-
-
-def _unknown(section: str, options: Mapping[str, Any], known: frozenset[str]) -> None:
-    extra = set(options) - known
-    if extra:
-        raise ValidationError(
-            f"unknown {section} option(s) {', '.join(sorted(map(str, extra)))} in "
-            f"backend_options[{BACKEND!r}]; known: {', '.join(sorted(known))}"
-        )
+QUERY_OPTIONS = OptionSpec(BACKEND, "query", (
+    Option("nprobes", "int", check=positive),
+    Option("refine_factor", "int", check=positive),
+))
+INDEX_OPTIONS = OptionSpec(BACKEND, "index", (
+    Option("ann_index"),  # checked against the index type below
+    Option("build_threshold", "int", default=DEFAULT_BUILD_THRESHOLD, check=positive),
+    Option("num_sub_vectors", "int", check=positive),
+))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +49,9 @@ class QueryOptions:
     refine_factor: int | None = None
 
 
-QUERY_KEYS = frozenset({"nprobes", "refine_factor"})
-
-
 def query_options(options: Mapping[str, Any]) -> QueryOptions:
-    _unknown("query", options, QUERY_KEYS)
-    return QueryOptions(**{k: _positive_int("query", k, v) for k, v in options.items()})
+    """The query section (``QueryRequest.options_for("lancedb")``), checked."""
+    return QueryOptions(**QUERY_OPTIONS.parse(options))
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,23 +61,19 @@ class IndexOptions:
     num_sub_vectors: int | None = None
 
 
-INDEX_KEYS = frozenset({"ann_index", "build_threshold", "num_sub_vectors"})
-
-
 def index_options(options: Mapping[str, Any], index_type: str) -> IndexOptions:
     """The index section, checked against the requested ``index_type``."""
-    _unknown("index", options, INDEX_KEYS)
-    ann = options.get("ann_index")
+    parsed = IndexOptions(**INDEX_OPTIONS.parse(options))
     allowed = IVF_TYPES if index_type == "ivf" else HNSW_TYPES if index_type == "hnsw" else (
         frozenset())
-    if ann is not None and ann not in allowed:
+    if parsed.ann_index is not None and parsed.ann_index not in allowed:
         raise ValidationError(
-            f"backend_options[{BACKEND!r}]['ann_index'] for index_type={index_type!r} must "
-            f"be one of {', '.join(sorted(allowed)) or '(none: exact scans)'}, got {ann!r}"
+            f"{BACKEND} index options: ann_index for index_type={index_type!r} must be one "
+            f"of {', '.join(sorted(allowed)) or '(none: exact scans)'}, "
+            f"got {parsed.ann_index!r}"
         )
-    ints = {k: _positive_int("index", k, options[k])
-            for k in ("build_threshold", "num_sub_vectors") if k in options}
-    return IndexOptions(ann_index=ann, **ints)
+    return parsed
 
 
-__all__ = ["IndexOptions", "QueryOptions", "index_options", "query_options"]
+__all__ = ["INDEX_OPTIONS", "QUERY_OPTIONS", "IndexOptions", "QueryOptions", "index_options",
+           "query_options"]

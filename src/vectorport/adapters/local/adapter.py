@@ -25,9 +25,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from vectorport.adapterkit import read_only_float32
 from vectorport.adapters.local import explain
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import NamespaceData, candidates, top_rows
+from vectorport.adapters.local.options import MEMORY_URL_OPTIONS, busy_timeout
 from vectorport.adapters.local.storage import (
     DEFAULT_BUSY_TIMEOUT,
     Changes,
@@ -58,18 +60,6 @@ that, a stale handle is still refused unless its spec equals the new index's."""
 _REFINE_MARGIN = 1e-3
 """Float32 scores are within ~1e-4 of exact (euclidean's cancellation is the worst case);
 every row within this margin of the k-th best is rescored exactly."""
-
-
-def _busy_timeout(raw: str | None) -> float:
-    if raw is None:
-        return DEFAULT_BUSY_TIMEOUT
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ConfigError("URL option busy_timeout must be a number of seconds") from None
-    if not 0 <= seconds <= 3600:  # also refuses nan and inf
-        raise ConfigError("URL option busy_timeout must be between 0 and 3600 seconds")
-    return seconds
 
 
 def default_data_dir() -> Path:
@@ -110,11 +100,12 @@ class LocalAdapter:
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> LocalAdapter:
-        url.unknown_options(set() if url.scheme == "memory" else {"busy_timeout"})
         if url.scheme == "memory":
+            MEMORY_URL_OPTIONS.url(url)  # none: refuses unknown ones
             if url.host or url.path not in ("", "/"):
                 raise ConfigError("memory:// takes no path; use local:///path to keep data")
             return cls(None)
+        seconds = busy_timeout(url)  # options first, before the path is looked at
         if url.host:
             raise ConfigError(
                 f"local URLs take a path, not a host: use local:///{url.host}{url.path} "
@@ -123,7 +114,7 @@ class LocalAdapter:
         path = Path(url.path) if url.path not in ("", "/") else default_data_dir()
         if path.suffix not in (".db", ".sqlite", ".sqlite3"):
             path = path / DB_FILENAME
-        return cls(path, _busy_timeout(url.option("busy_timeout")))
+        return cls(path, seconds)
 
     def __repr__(self) -> str:
         return f"LocalAdapter(path={str(self.path) if self.path else None!r})"
@@ -329,15 +320,11 @@ class LocalAdapter:
     @staticmethod
     def _match(data: NamespaceData, row: int, score: float, request: QueryRequest) -> Match:
         include = request.include
-        vector = None
-        if include.vectors:
-            vector = data.vectors[row].copy()
-            vector.setflags(write=False)
         return Match(
             id=data.ids[row],
             score=score,
             metadata=dict(data.metadata[row]) if include.metadata else None,
-            vector=vector,
+            vector=read_only_float32(data.vectors[row]) if include.vectors else None,
             sparse=data.sparse[row] if include.vectors else None,
             document=data.documents[row] if include.documents else None,
         )

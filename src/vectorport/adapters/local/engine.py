@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from vectorport.adapterkit import contract_order, exact_scores, read_only_float32
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.scoring import sparse_dot
@@ -113,11 +114,9 @@ class NamespaceData:
         return removed
 
     def record(self, row: int) -> Record:
-        vector = self._matrix[row].copy()
-        vector.setflags(write=False)
         return Record(
             id=self.ids[row],
-            vector=vector,
+            vector=read_only_float32(self._matrix[row]),
             metadata=dict(self.metadata[row]),
             sparse=self.sparse[row],
             document=self.documents[row],
@@ -184,19 +183,7 @@ class NamespaceData:
         self, metric: Metric, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
     ) -> npt.NDArray[np.float64]:
         """Float64 scores of a few rows, computed directly."""
-        matrix = self.vectors[rows].astype(np.float64)
-        q = query.astype(np.float64)
-        if metric == "dotproduct":
-            dots: npt.NDArray[np.float64] = matrix @ q
-            return dots
-        if metric == "cosine":
-            denom = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
-            out = np.zeros(len(rows), dtype=np.float64)
-            np.divide(matrix @ q, denom, out=out, where=denom > 0)
-            return out
-        diff = matrix - q
-        distances: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        return 1.0 / (1.0 + distances)
+        return exact_scores(metric, query, self.vectors[rows])
 
     def sparse_scores(
         self, query: SparseVector, rows: npt.NDArray[np.intp]
@@ -227,5 +214,5 @@ def top_rows(
     if len(rows) > top_k:
         position = candidates(scores, top_k, 0.0)
         rows, scores = rows[position], scores[position]
-    order = sorted(range(len(rows)), key=lambda i: (-scores[i], ids[rows[i]]))[:top_k]
-    return [(int(rows[i]), float(scores[i])) for i in order]
+    pairs = zip(rows.tolist(), scores.tolist(), strict=True)
+    return contract_order(pairs, ids.__getitem__)[:top_k]

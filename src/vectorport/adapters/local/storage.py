@@ -36,12 +36,13 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from vectorport.adapterkit import spec_from_json, spec_to_json
 from vectorport.core.errors import BackendError, TransientBackendError, VectorportError
 from vectorport.core.types import IndexSpec, Record, SparseVector
 
@@ -97,16 +98,6 @@ _INHERITED: list[sqlite3.Connection] = []
 
 _BUSY_CODES = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_BUSY_SNAPSHOT",
                          "SQLITE_BUSY_RECOVERY", "SQLITE_LOCKED_SHAREDCACHE"})
-
-
-def spec_to_json(spec: IndexSpec) -> str:
-    data = asdict(spec)
-    return json.dumps(data, sort_keys=True)
-
-
-def spec_from_json(text: str) -> IndexSpec:
-    data: dict[str, Any] = json.loads(text)
-    return IndexSpec(**data)
 
 
 def _sparse_to_json(sparse: SparseVector | None) -> str | None:

@@ -8,8 +8,7 @@ always squared), and it gives what one native search cannot:
 - **ties at the cut**: a search of ``top_k`` may return any of several records with the
   same score, where the contract wants the smallest ids. Candidates are fetched deeper
   than ``top_k`` and the search widens until the ``top_k``-th score is strictly above
-  anything not yet seen (the kit's :func:`~vectorport.adapterkit.complete_at_cut`, with
-  the bound below).
+  anything not yet seen.
 - **"sum" hybrid**: each ranked list (dense; the positive and the negative query
   weights against the stored positive and negated-negative sparse rows) returns its
   best ``L``. A record in no list scores at most the sum of the lists' scores at depth
@@ -17,7 +16,8 @@ always squared), and it gives what one native search cannot:
   part of the query, and the terms of opposite sign only lower a score). Once the
   ``top_k``-th exact score beats that bound the answer is exact (Fagin's threshold
   algorithm); otherwise the depth grows, and past Milvus' search limit the matching
-  records are scanned.
+  records are scanned. Both are the kit's
+  :func:`~vectorport.adapterkit.threshold_top_k`, given the lists below.
 - **zero sparse scores**: records sharing no term with a sparse-only query score 0
   and come, by the tie rule, in id order, which an ordered scalar query gives. If
   records in scope have weights of the opposite sign to the query's (scores below 0
@@ -29,14 +29,20 @@ Everything here is pure: the Milvus calls are behind :class:`CandidateSource`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from vectorport.adapterkit import complete_at_cut
+from vectorport.adapterkit import (
+    RankedList,
+    exact_scores,
+    first_depth,
+    scan_top_k,
+    threshold_top_k,
+)
 from vectorport.adapters.milvus import layout
 from vectorport.core.types import Metric, SparseVector
 
@@ -46,12 +52,13 @@ Row = Mapping[str, Any]
 Weights = Mapping[int, float]
 Scored = tuple[Row, float]
 
-_RELATIVE_EPS = 1e-5
-"""How far the engine's float32 order may stray from the exact float64 one."""
-
 
 def _dot(query: Weights, stored: Weights) -> float:
     return math.fsum(v * stored[i] for i, v in query.items() if i in stored)
+
+
+def _pk(row: Row) -> str:
+    return str(row[layout.PK])
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +88,7 @@ class Scorer:
     def dense(self, row: Row) -> float:
         if self.dense_query is None:
             return 0.0
-        x = np.asarray(row[layout.VECTOR], dtype=np.float64)
-        q = self.dense_query
-        if self.metric == "dotproduct":
-            return float(q @ x)
-        if self.metric == "cosine":
-            norms = float(np.linalg.norm(q) * np.linalg.norm(x))
-            return float(q @ x) / norms if norms > 0 else 0.0
-        return 1.0 / (1.0 + float(np.linalg.norm(q - x)))
+        return float(exact_scores(self.metric, self.dense_query, row[layout.VECTOR])[0])
 
     def sparse(self, row: Row) -> float:
         if self.sparse_query is None:
@@ -120,48 +120,22 @@ class CandidateSource(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class _RankedList:
-    """One native ranking and the part of the exact score it orders by."""
-
-    search: Callable[[int], Sequence[Row]]
-    part: Callable[[Row], float]
-    exhausted_bound: float | None
-    """Bound on the part for rows the exhausted list misses; None: it misses none."""
+def _sparse_list(source: CandidateSource, query: dict[int, float], field: str
+                 ) -> RankedList[Row]:
+    # Rows sharing no term with this part of the query are never returned: 0 there.
+    return RankedList(lambda depth: source.sparse(query, field, depth),
+                      lambda row: _dot(query, layout.stored_weights(row.get(field))),
+                      missing=0.0)
 
 
-def _ordered(scored: Iterable[Scored]) -> list[Scored]:
-    return sorted(scored, key=lambda p: (-p[1], str(p[0][layout.PK])))
-
-
-def _slack(score: float) -> float:
-    return _RELATIVE_EPS * (1.0 + abs(score))
-
-
-def first_depth(top_k: int, cap: int) -> int:
-    """How deep the first search goes: a little past ``top_k`` to see ties at the cut."""
-    return min(cap, top_k + max(16, top_k // 4))
-
-
-def _lists(scorer: Scorer, source: CandidateSource) -> list[_RankedList]:
-    lists: list[_RankedList] = []
+def _lists(scorer: Scorer, source: CandidateSource) -> list[RankedList[Row]]:
+    lists: list[RankedList[Row]] = []
     if scorer.dense_query is not None:
-        lists.append(_RankedList(source.dense, scorer.dense, None))
-    positive, negative = scorer.positive_part, scorer.negative_part
-    if positive:
-        stored = layout.SPARSE
-        lists.append(_RankedList(
-            lambda depth: source.sparse(positive, stored, depth),
-            lambda row: _dot(positive, layout.stored_weights(row.get(stored))),
-            0.0,
-        ))
-    if negative:
-        stored_negative = layout.SPARSE_NEGATIVE
-        lists.append(_RankedList(
-            lambda depth: source.sparse(negative, stored_negative, depth),
-            lambda row: _dot(negative, layout.stored_weights(row.get(stored_negative))),
-            0.0,
-        ))
+        lists.append(RankedList(source.dense, scorer.dense))
+    if scorer.positive_part:
+        lists.append(_sparse_list(source, scorer.positive_part, layout.SPARSE))
+    if scorer.negative_part:
+        lists.append(_sparse_list(source, scorer.negative_part, layout.SPARSE_NEGATIVE))
     return lists
 
 
@@ -178,37 +152,10 @@ def exact_top_k(
         if min_score is not None and min_score > 0:
             return []
         return [(row, 0.0) for row in source.in_id_order([], top_k)]
-    depth = first_depth(top_k, cap)
-    while True:
-        results = [ranked.search(depth) for ranked in lists]
-        candidates: dict[str, Row] = {}
-        for rows in results:
-            for row in rows:
-                candidates.setdefault(str(row[layout.PK]), row)
-        ranked_rows = _ordered((row, scorer.total(row)) for row in candidates.values())
-        if min_score is not None:
-            ranked_rows = [p for p in ranked_rows if p[1] >= min_score]
-
-        bound = 0.0
-        saw_everything = False
-        for ranked, rows in zip(lists, results, strict=True):
-            if len(rows) < depth:
-                if ranked.exhausted_bound is None:
-                    saw_everything = True  # the dense search returns every matching row
-                else:
-                    bound += ranked.exhausted_bound
-            else:
-                last = ranked.part(rows[-1])
-                bound += last + _slack(last)
-        if complete_at_cut([score for _, score in ranked_rows], top_k,
-                           unseen_bound=None if saw_everything else bound,
-                           min_score=min_score):
-            return ranked_rows[:top_k]
-        if scorer.dense_query is None and all(len(r) < depth for r in results):
-            return _tail(scorer, source, ranked_rows, top_k, min_score)
-        if depth >= cap:
-            return _scan(scorer, source, top_k, min_score)
-        depth = min(cap, depth * 4)
+    return threshold_top_k(
+        lists, scorer.total, _pk, top_k, min_score=min_score, cap=cap, scan=source.scan,
+        exhausted=lambda ranked, _seen: _tail(scorer, source, ranked, top_k, min_score),
+    )
 
 
 def _tail(
@@ -228,19 +175,10 @@ def _tail(
         or (scorer.negative_part and source.sparse(scorer.negative_part, layout.SPARSE, 1))
     )
     if can_be_negative:
-        return _scan(scorer, source, top_k, min_score)
-    exclude = [str(row[layout.PK]) for row, _ in positive]
+        return scan_top_k(source.scan(), scorer.total, _pk, top_k, min_score=min_score)
+    exclude = [_pk(row) for row, _ in positive]
     zeros = source.in_id_order(exclude, top_k - len(positive))
     return positive + [(row, 0.0) for row in zeros]
-
-
-def _scan(
-    scorer: Scorer, source: CandidateSource, top_k: int, min_score: float | None
-) -> list[Scored]:
-    scored: Iterable[Scored] = ((row, scorer.total(row)) for row in source.scan())
-    if min_score is not None:
-        scored = (p for p in scored if p[1] >= min_score)
-    return _ordered(scored)[:top_k]
 
 
 __all__ = ["CandidateSource", "Scorer", "exact_top_k", "first_depth"]

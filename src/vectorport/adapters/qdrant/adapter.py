@@ -40,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from vectorport.adapterkit import batches, unique
 from vectorport.adapters.qdrant import codec, naming
 from vectorport.adapters.qdrant.capabilities import (
     EDGE_CAPABILITIES,
@@ -65,7 +66,6 @@ from vectorport.core.types import (
     QueryRequest,
     Record,
     RecordPatch,
-    SparseVector,
 )
 
 BACKEND = "qdrant"
@@ -78,25 +78,10 @@ _PATCH_ATTEMPTS = 16
 
 
 def size_batches(points: Sequence[Point], max_bytes: int | None) -> Iterator[list[Point]]:
-    """Consecutive runs of ``points`` whose estimated JSON size stays under ``max_bytes``
-    (generic batching, kept apart to be swapped for the adapter kit's)."""
-    if max_bytes is None:
-        yield list(points)
-        return
-    batch: list[Point] = []
-    size = 0
-    for point in points:
-        estimate = 256 + sum(
-            24 * (len(v.indices) * 2 if isinstance(v, SparseVector) else len(v))
-            for v in point.vectors.values()
-        ) + 2 * sum(len(str(v)) for v in point.payload.values())
-        if batch and size + estimate > max_bytes:
-            yield batch
-            batch, size = [], 0
-        batch.append(point)
-        size += estimate
-    if batch:
-        yield batch
+    """Consecutive runs of ``points`` whose estimated JSON size stays under
+    ``max_bytes`` (``None``: the engine takes any request, one batch)."""
+    return batches(points, max(1, len(points)), cost=codec.estimated_bytes,
+                   max_cost=max_bytes)
 
 
 def _timeout(url: ConnectionURL) -> int | None:
@@ -252,11 +237,10 @@ class QdrantAdapter:
                              engine=self._engine.name)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
-        uids = [naming.point_id(namespace, i) for i in dict.fromkeys(ids)]
+        uids = [naming.point_id(namespace, i) for i in unique(ids)]
         out: list[Record] = []
-        for start in range(0, len(uids), _FETCH_CHUNK):
-            for hit in self._engine.retrieve(index.name, uids[start:start + _FETCH_CHUNK],
-                                             codec.vector_names(index)):
+        for chunk in batches(uids, _FETCH_CHUNK):
+            for hit in self._engine.retrieve(index.name, chunk, codec.vector_names(index)):
                 if hit.payload.get(naming.NAMESPACE) == namespace:
                     out.append(codec.to_record(index, hit))
         return out
@@ -266,9 +250,9 @@ class QdrantAdapter:
         if ids is None:
             self._engine.delete_by_filter(index.name, self._scoped(namespace, filter))
             return
-        uids = [naming.point_id(namespace, i) for i in dict.fromkeys(ids)]
-        for start in range(0, len(uids), _FETCH_CHUNK):
-            self._engine.delete_points(index.name, uids[start:start + _FETCH_CHUNK])
+        uids = [naming.point_id(namespace, i) for i in unique(ids)]
+        for chunk in batches(uids, _FETCH_CHUNK):
+            self._engine.delete_points(index.name, chunk)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         return self._engine.count(index.name, self._scoped(namespace, filter))

@@ -6,14 +6,12 @@ independent of either SDK, so that the layout lives here once.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from vectorport.adapterkit import read_only_float32, spec_from_json, spec_to_json
 from vectorport.adapters.qdrant import naming
 from vectorport.core.types import (
     DenseVector,
@@ -37,6 +35,15 @@ class Point:
     payload: Mapping[str, Any]
 
 
+def estimated_bytes(point: Point) -> int:
+    """A generous estimate of the JSON size of ``point`` in an upsert request (numbers
+    as text, payload values quoted), to keep requests under the server's limit."""
+    return 256 + sum(
+        24 * (len(v.indices) * 2 if isinstance(v, SparseVector) else len(v))
+        for v in point.vectors.values()
+    ) + 2 * sum(len(str(v)) for v in point.payload.values())
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     """One point read back. ``score`` is the engine's own (unused for ranking, which
@@ -50,17 +57,6 @@ class Hit:
     @property
     def record_id(self) -> str:
         return str(self.payload[naming.ID])
-
-
-def spec_to_json(spec: IndexSpec) -> str:
-    return json.dumps(asdict(spec), sort_keys=True)
-
-
-def spec_from_json(text: str) -> IndexSpec:
-    data: dict[str, Any] = json.loads(text)
-    data["index_params"] = dict(data.get("index_params") or {})
-    data["backend_options"] = dict(data.get("backend_options") or {})
-    return IndexSpec(**data)
 
 
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
@@ -108,9 +104,7 @@ def document_of(payload: Mapping[str, Any]) -> str | None:
 
 
 def dense_of(index: IndexSpec, hit: Hit) -> DenseVector:
-    array = np.asarray(hit.vectors[stored_vector_name(index)], dtype=np.float32)
-    array.setflags(write=False)
-    return array
+    return read_only_float32(hit.vectors[stored_vector_name(index)])
 
 
 def sparse_of(index: IndexSpec, hit: Hit) -> SparseVector | None:

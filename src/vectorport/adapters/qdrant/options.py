@@ -1,24 +1,41 @@
-"""The ``qdrant`` sections of ``backend_options``, validated strictly (CONTRACT §5).
+"""The ``qdrant`` sections of ``backend_options`` and the index parameters, declared
+once as the adapter kit's option specs and checked before any I/O (CONTRACT §5).
 
-Option checking is generic adapter work; it is kept here, in two small functions, to
-be swapped for the adapter kit's option specs.
+Index options: ``on_disk`` (vectors on disk, memory-mapped), ``full_scan_threshold``
+(kilobytes of vectors below which a search scans instead of walking the graph) and
+``indexing_threshold`` (kilobytes of vectors in a segment before its HNSW graph is
+built). ``index_params`` of ``hnsw``: ``m`` and ``ef_construction``; ``flat`` takes
+none (the graph is off). Query options: ``exact`` (a brute-force search).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from vectorport.core.errors import ValidationError
-from vectorport.core.types import IndexSpec, QueryRequest
+from vectorport.adapterkit import (
+    IndexSpec,
+    Option,
+    OptionSpec,
+    QueryRequest,
+    ValidationError,
+    positive,
+)
 
 BACKEND = "qdrant"
 DISTANCES = {"cosine": "Cosine", "dotproduct": "Dot", "euclidean": "Euclid"}
 """Qdrant's distance for each metric (the enum member names of both SDKs)."""
 
-CREATE_OPTIONS = frozenset({"on_disk", "full_scan_threshold", "indexing_threshold"})
-QUERY_OPTIONS = frozenset({"exact"})
+INDEX_OPTIONS = OptionSpec(BACKEND, "index", (
+    Option("on_disk", "bool", default=False),
+    Option("full_scan_threshold", "int", check=positive),
+    Option("indexing_threshold", "int", check=positive),
+))
+HNSW_PARAMS = OptionSpec(BACKEND, "index_params", (
+    Option("m", "int", check=positive),
+    Option("ef_construction", "int", check=positive),
+))
+FLAT_PARAMS = OptionSpec(BACKEND, "index_params")
+QUERY_OPTIONS = OptionSpec(BACKEND, "query", (Option("exact", "bool", default=False),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,76 +62,39 @@ class SearchOptions:
     exact: bool
 
 
-def _section(options: Mapping[str, Any], known: frozenset[str], what: str) -> Mapping[str, Any]:
-    section = options.get(BACKEND, {})
-    if not isinstance(section, Mapping):
-        raise ValidationError(f"backend_options['qdrant'] must be a dict ({what})")
-    unknown = set(section) - known
-    if unknown:
-        raise ValidationError(
-            f"unknown qdrant {what} option(s) {', '.join(sorted(map(str, unknown)))}; "
-            f"known: {', '.join(sorted(known))}"
-        )
-    return section
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValidationError(f"qdrant option {name} must be a positive int, got {value!r}")
-    return value
-
-
 def collection_layout(spec: IndexSpec) -> CollectionLayout:
     """The collection settings of ``spec``; raises before any I/O when they are bad."""
-    section = _section(spec.backend_options, CREATE_OPTIONS, "index")
-    on_disk = section.get("on_disk", False)
-    if not isinstance(on_disk, bool):
-        raise ValidationError("qdrant option on_disk must be a bool")
-    threshold = section.get("full_scan_threshold")
-    if threshold is not None:
-        threshold = _positive_int("full_scan_threshold", threshold)
-    indexing = section.get("indexing_threshold")
-    if indexing is not None:
-        indexing = _positive_int("indexing_threshold", indexing)
-    params = dict(spec.index_params)
+    options = INDEX_OPTIONS.index(spec)
     m: int | None = None
     ef_construct: int | None = None
     if spec.index_type == "flat":
-        if params:
-            raise ValidationError("flat indexes take no index_params")
+        FLAT_PARAMS.parse(spec.index_params)
         m = 0
     elif spec.index_type == "hnsw":
-        unknown = set(params) - {"m", "ef_construction"}
-        if unknown:
-            raise ValidationError(
-                f"unknown hnsw index_params {', '.join(sorted(unknown))}; "
-                "known: ef_construction, m"
-            )
-        if "m" in params:
-            m = _positive_int("m", params["m"])
-        if "ef_construction" in params:
-            ef_construct = _positive_int("ef_construction", params["ef_construction"])
-    elif params:
+        params = HNSW_PARAMS.parse(spec.index_params)
+        m, ef_construct = params.get("m"), params.get("ef_construction")
+    elif spec.index_params:
         raise ValidationError(f"{spec.index_type} indexes take no index_params on qdrant")
     return CollectionLayout(
         dimension=spec.dimension, distance=DISTANCES[spec.metric], sparse=spec.sparse,
         keep_raw=spec.metric == "cosine", hnsw_m=m, ef_construct=ef_construct,
-        full_scan_threshold=threshold, indexing_threshold=indexing, on_disk=on_disk,
+        full_scan_threshold=options.get("full_scan_threshold"),
+        indexing_threshold=options.get("indexing_threshold"), on_disk=options["on_disk"],
     )
 
 
 def search_options(request: QueryRequest) -> SearchOptions:
     """``ef`` (the contract's hint, Qdrant's ``hnsw_ef``) and ``exact`` (the ``qdrant``
     section's switch to a brute-force search)."""
-    section = _section(request.backend_options, QUERY_OPTIONS, "query")
-    exact = section.get("exact", False)
-    if not isinstance(exact, bool):
-        raise ValidationError("qdrant query option exact must be a bool")
-    return SearchOptions(ef=request.ef, exact=exact)
+    return SearchOptions(ef=request.ef, exact=QUERY_OPTIONS.query(request)["exact"])
 
 
 __all__ = [
     "DISTANCES",
+    "FLAT_PARAMS",
+    "HNSW_PARAMS",
+    "INDEX_OPTIONS",
+    "QUERY_OPTIONS",
     "CollectionLayout",
     "SearchOptions",
     "collection_layout",
