@@ -84,7 +84,8 @@ def render_html(rows: list[list[str]], title: str = "vectorport capability matri
         cells = [f'<td class="feature">{html.escape(row[0])}</td>']
         cells += [f'<td class="{cell_class(c)}">{html.escape(c)}</td>' for c in row[1:]]
         lines.append("<tr>" + "".join(cells) + "</tr>")
-    legend_cells = "".join(f'<td class="{k}">{html.escape(v)}</td>' for k, v in LEGEND)
+    legend_cells = "".join(f'<td class="{k}"><b>{html.escape(k)}</b>: {html.escape(v)}</td>'
+                           for k, v in LEGEND)
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
