@@ -15,6 +15,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common import REPEATS, ROWS, TARGET_RE, Figure, Options, Report
 from benchmarks.servers import SERVERS
@@ -158,43 +159,43 @@ def _is_recall(f: Figure) -> bool:
     return f.unit.startswith("recall")
 
 
-def _speed_panel(ax: object, figures: list[Figure]) -> None:
+def _speed_panel(ax: Any, figures: list[Figure]) -> None:
     colours = {True: "tab:green", False: "tab:red", None: "tab:grey"}
     values = [_advantage(f) for f in figures]
     positions = list(range(len(figures)))
-    ax.barh(positions, values, color=[colours[f.met] for f in figures])  # type: ignore[attr-defined]
+    ax.barh(positions, values, color=[colours[f.met] for f in figures])
     for y, (f, v) in enumerate(zip(figures, values, strict=True)):
         target = _target_advantage(f)
         if target is not None:
-            ax.plot([target, target], [y - 0.4, y + 0.4], color="black", linewidth=1.5)  # type: ignore[attr-defined]
-        ax.annotate(f"{v:.2f}×", (max(v, target or v), y), xytext=(4, 0), textcoords="offset points",  # type: ignore[attr-defined]
+            ax.plot([target, target], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
+        ax.annotate(f"{v:.2f}×", (max(v, target or v), y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=7)
-    ax.set_yticks(positions, [_label(f) for f in figures], fontsize=7)  # type: ignore[attr-defined]
-    ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
-    ax.set_xscale("log")  # type: ignore[attr-defined]
+    ax.set_yticks(positions, [_label(f) for f in figures], fontsize=7)
+    ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xscale("log")
     ends = values + [t for f in figures if (t := _target_advantage(f)) is not None]
-    ax.set_xlim(10 ** math.floor(math.log10(min(ends))),  # type: ignore[attr-defined]
+    ax.set_xlim(10 ** math.floor(math.log10(min(ends))),
                 10 ** math.ceil(math.log10(max(ends) * 1.5)))
-    ax.set_title("speed: vectorport against the baseline (right of 1 is better for "  # type: ignore[attr-defined]
+    ax.set_title("speed: vectorport against the baseline (right of 1 is better for "
                  "vectorport; log scale)", fontsize=9, loc="left")
-    ax.set_xlabel("green: target met, red: missed (black tick: the target), grey: no target",  # type: ignore[attr-defined]
+    ax.set_xlabel("green: target met, red: missed (black tick: the target), grey: no target",
                   fontsize=8)
-    ax.invert_yaxis()  # type: ignore[attr-defined]
+    ax.invert_yaxis()
 
 
-def _recall_panel(ax: object, figures: list[Figure]) -> None:
+def _recall_panel(ax: Any, figures: list[Figure]) -> None:
     values = [f.ratio for f in figures]
     positions = list(range(len(figures)))
-    ax.barh(positions, values, color="tab:blue")  # type: ignore[attr-defined]
+    ax.barh(positions, values, color="tab:blue")
     for y, v in enumerate(values):
-        ax.annotate(f"{v:.3f}", (v, y), xytext=(3, 0), textcoords="offset points",  # type: ignore[attr-defined]
+        ax.annotate(f"{v:.3f}", (v, y), xytext=(3, 0), textcoords="offset points",
                     va="center", fontsize=7)
-    ax.set_yticks(positions, [_label(f) for f in figures], fontsize=7)  # type: ignore[attr-defined]
+    ax.set_yticks(positions, [_label(f) for f in figures], fontsize=7)
     low = min(values)
-    ax.set_xlim(max(0.0, math.floor(low * 10) / 10 - 0.1), 1.05)  # type: ignore[attr-defined]
-    ax.set_title("recall@10 against exact search (1 is every true neighbour found)",  # type: ignore[attr-defined]
+    ax.set_xlim(max(0.0, math.floor(low * 10) / 10 - 0.1), 1.05)
+    ax.set_title("recall@10 against exact search (1 is every true neighbour found)",
                  fontsize=9, loc="left")
-    ax.invert_yaxis()  # type: ignore[attr-defined]
+    ax.invert_yaxis()
 
 
 def _chart(report: Report) -> None:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +67,6 @@ from vectorport.conformance.dataset import FILTER_CASES
 from vectorport.core.filters.parse import render_filter
 from vectorport.core.errors import UnsupportedFeatureError
 
-URL = os.environ[{variable!r}]
 
 
 class TestCheck(ConformanceSuite):
@@ -76,7 +77,7 @@ class TestCheck(ConformanceSuite):
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls):
-        with vectorport.connect(URL) as store:
+        with vectorport.connect(os.environ[{variable!r}]) as store:
             name = unique_name("probe")
             cls._probe = store.create_index(name, 4, cls.a_metric(store))
             try:
@@ -196,14 +197,18 @@ def run_check(url: str, *, quick: bool = False, progress: bool = True,
         with tempfile.TemporaryDirectory(prefix="vectorport-check-") as folder:
             root = Path(folder)
             (root / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
-            module = root / "test_vectorport_check.py"
+            # a fresh module name per run: a second check in one process (tests, a
+            # notebook) must not reuse the first one's imported module
+            module = root / f"test_vectorport_check_{uuid.uuid4().hex[:12]}.py"
             module.write_text(BINDING.format(variable=URL_VARIABLE, label=shown,
                                              examples=25 if quick else 100), encoding="utf-8")
             args = ["-p", "no:cacheprovider", "-c", str(root / "pytest.ini"),
+                    "--import-mode=importlib",
                     "--rootdir", str(root), *([] if verbose else ["-p", "no:terminal"]),
                     *(["-k", " or ".join(QUICK_TESTS)] if quick else []), *pytest_args,
                     str(module)]
             code = int(pytest.main(args, plugins=[collector, tracker]))
+            sys.modules.pop(module.stem, None)
     finally:
         if previous is None:
             os.environ.pop(URL_VARIABLE, None)

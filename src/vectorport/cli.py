@@ -36,7 +36,10 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if action.default in (None, False, [], argparse.SUPPRESS) or "default" in text:
+        default = action.default
+        # identity, not equality: 0 and 0.0 are defaults worth showing, False is a flag
+        if (default is None or default is False or default is argparse.SUPPRESS
+                or default == [] or "default" in text):
             return text
         return super()._get_help_string(action) or text
 
@@ -243,6 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging()
     try:
         code: int = args.func(args)
+    except BrokenPipeError:  # `vectorport backends | head`: the reader left, not an error
+        sys.stderr.close()
+        return 0
     except VectorportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -53,7 +53,8 @@ def run(store: Store, say: Callable[[str], None] = print,
     use_sparse = caps.sparse and caps.hybrid != "none" and "dotproduct" in caps.metrics
     metric = "dotproduct" if use_sparse else "cosine"
     say(f"backend: {store.backend}, embedder: {type(embedder).__name__}")
-    index = store.create_index(INDEX_NAME, embedder.dimension or DIMENSION, metric, sparse=use_sparse, exist_ok=True)
+    index = store.create_index(INDEX_NAME, embedder.dimension or DIMENSION, metric,
+                               sparse=use_sparse, exist_ok=True)
     texts = [str(doc["text"]) for doc in CORPUS]
     vectors = embedder.embed(texts)
     bm25 = BM25Encoder().fit(texts)

@@ -17,34 +17,60 @@ from typing import Any, TextIO
 BAR = 20
 """Characters of the plain progress bar."""
 MIN_COLUMN = 8
-"""No column is squeezed below this many characters; past that the table overflows."""
+"""No column is squeezed below this many characters."""
+MAX_WORD = 24
+"""Words longer than this may be broken to fit; shorter ones never are."""
 
 
 def terminal_width(default: int = 100) -> int:
     return shutil.get_terminal_size((default, 24)).columns
 
 
-def _widths(rows: Sequence[Sequence[str]], width: int, gap: int) -> list[int]:
+def _widths(rows: Sequence[Sequence[str]], width: int, gap: int) -> list[int] | None:
+    """Column widths that fit ``width``, shrinking the widest column first; ``None``
+    when even each column's longest word (capped at :data:`MAX_WORD`) cannot fit."""
+    columns = range(len(rows[0]))
     natural = [max(len(line) for r in rows for line in (r[i].splitlines() or [""]))
-               for i in range(len(rows[0]))]
+               for i in columns]
+    floor = [max(MIN_COLUMN if natural[i] > MIN_COLUMN else natural[i],
+                 min(MAX_WORD, max((len(w) for r in rows for w in r[i].split()), default=0)))
+             for i in columns]
+    budget = width - gap * (len(natural) - 1)
+    if sum(floor) > budget:
+        return None
     widths = list(natural)
-    budget = width - gap * (len(widths) - 1)
-    # shrink the widest column one character at a time: long cells wrap, short ones stay
     while sum(widths) > budget:
-        widest = max(range(len(widths)), key=lambda i: widths[i])
-        if widths[widest] <= MIN_COLUMN:
-            break
+        widest = max(columns, key=lambda i: widths[i] - floor[i])
         widths[widest] -= 1
     return widths
 
 
+def _records(rows: Sequence[Sequence[str]], width: int) -> str:
+    """One block per row (``header: value`` lines): the layout of last resort, for a
+    table too wide for the terminal even with every cell wrapped."""
+    header, *body = rows
+    key_width = max(len(h) for h in header[1:]) if len(header) > 1 else 0
+    out: list[str] = []
+    for row in body:
+        out.append(row[0])
+        for key, value in zip(header[1:], row[1:], strict=True):
+            lines = textwrap.wrap(value, max(MIN_COLUMN, width - key_width - 4)) or [""]
+            out.append(f"  {key.ljust(key_width)}  {lines[0]}")
+            out.extend(" " * (key_width + 4) + more for more in lines[1:])
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
 def table(rows: Sequence[Sequence[str]], width: int | None = None, gap: int = 2) -> str:
-    """``rows[0]`` is the header. Cells wrap (at spaces where possible) so that the whole
-    table fits ``width`` columns (default: the terminal's width)."""
+    """``rows[0]`` is the header. Cells wrap at spaces so that the whole table fits
+    ``width`` columns (default: the terminal's width); a table that cannot fit even so
+    is printed as one block per row instead."""
     if not rows:
         return ""
     width = width if width is not None else terminal_width()
     widths = _widths(rows, width, gap)
+    if widths is None:
+        return _records(rows, width)
     out: list[str] = []
     for n, row in enumerate(rows):
         cells = [textwrap.wrap(cell, w, break_long_words=True, break_on_hyphens=False) or [""]
