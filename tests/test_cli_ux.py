@@ -144,3 +144,23 @@ def test_rich_progress_when_installed() -> None:
         bar(done, 10, f"test_{done}")
     bar.close()
     assert "10/10" in stream.getvalue()
+
+
+def test_capabilities_html_from_the_markdown_page(tmp_path: Path) -> None:
+    from vectorport.matrix_html import cell_class, parse_markdown_table, write_html_from_markdown
+
+    source = Path(__file__).resolve().parent.parent / "docs" / "capabilities.md"
+    page = tmp_path / "docs" / "capabilities.md"
+    page.parent.mkdir()
+    page.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    rows = parse_markdown_table(page.read_text(encoding="utf-8"))
+    assert main(["matrix", "--html-only", "--root", str(tmp_path)]) == 0
+    html = (tmp_path / "docs" / "capabilities.html").read_text(encoding="utf-8")
+    assert html.count("<tr>") == len(rows) + 1  # legend, header, one per feature
+    cells = [c for row in rows[1:] for c in row[1:]]
+    for kind in ("pass", "refuses", "unsupported", "fail"):  # + 1: the legend's entry
+        assert html.count(f'<td class="{kind}">') == sum(cell_class(c) == kind
+                                                         for c in cells) + 1, kind
+    assert cell_class("pass, refuses gt_str") == "refuses" and cell_class("FAIL") == "fail"
+    assert cell_class("pass (sum)") == "pass" and cell_class("not offered") == "not"
+    assert write_html_from_markdown(page) == page.with_suffix(".html")
