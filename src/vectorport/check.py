@@ -172,13 +172,25 @@ def check_indexes(url: str) -> list[str]:
 
 
 def sweep(url: str, before: Sequence[str]) -> list[str]:
-    """Delete the ``vp_`` indexes that appeared since ``before``; return their names."""
-    known = set(before)
-    with connect(url) as store:
-        left = [n for n in store.list_indexes() if n not in known and CHECK_INDEX.match(n)]
-        for name in left:
-            store.delete_index(name, missing_ok=True)
-    return left
+    """Delete the ``vp_`` indexes that appeared since ``before``; return their names.
+
+    Ctrl-C is ignored meanwhile (in the main thread): a second impatient Ctrl-C must
+    not leave behind the indexes the first one interrupted."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        known = set(before)
+        with connect(url) as store:
+            left = [n for n in store.list_indexes() if n not in known and CHECK_INDEX.match(n)]
+            for name in left:
+                store.delete_index(name, missing_ok=True)
+        return left
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run_check(url: str, *, quick: bool = False, progress: bool = True,

@@ -90,8 +90,12 @@ def cmd_backends(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from vectorport.check import run_check
 
-    result = run_check(args.url, quick=args.quick, progress=not args.no_progress,
-                       pytest_args=args.pytest_args, verbose=args.verbose)
+    try:
+        result = run_check(args.url, quick=args.quick, progress=not args.no_progress,
+                           pytest_args=args.pytest_args, verbose=args.verbose)
+    except KeyboardInterrupt:  # outside the suite's run; run_check has swept already
+        print("interrupted: the check's temporary indexes were deleted", file=sys.stderr)
+        return 130
     rows = result.rows()
     if args.json:
         print(json.dumps({"url": result.url, "exit_code": result.exit_code,
