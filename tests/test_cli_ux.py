@@ -164,3 +164,20 @@ def test_capabilities_html_from_the_markdown_page(tmp_path: Path) -> None:
     assert cell_class("pass, refuses gt_str") == "refuses" and cell_class("FAIL") == "fail"
     assert cell_class("pass (sum)") == "pass" and cell_class("not offered") == "not"
     assert write_html_from_markdown(page) == page.with_suffix(".html")
+
+
+def test_auto_embedder_keeps_the_embedder_an_index_was_built_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("wordllama")
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "a.md").write_text("I order a double espresso every morning\n")
+    url = f"local://{tmp_path / 'store.db'}"
+    assert main(["workspace", "index", str(folder), "--url", url, "--embedder", "hashing",
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["workspace", "search", str(folder), "coffee", "--url", url, "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)[0]["id"] == "/a.md"
+    assert "holds 384-dimension vectors; keeping the hashing embedder" in err

@@ -74,9 +74,24 @@ def _folder(path: str) -> str:
 def _workspace(args: argparse.Namespace, store: Store, *, bm25: bool) -> Workspace:
     chunker = Chunker(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
     embedder = make_embedder(args.embedder, base_url=args.base_url)
-    return Workspace(_folder(args.path), bm25=bm25, vector_store=store, embedder=embedder,
-                     search_index_name=args.index_name, auto_index_paths=args.include or ["."],
-                     chunker=chunker)
+
+    def build(model: Embedder) -> Workspace:
+        return Workspace(_folder(args.path), bm25=bm25, vector_store=store, embedder=model,
+                         search_index_name=args.index_name,
+                         auto_index_paths=args.include or ["."], chunker=chunker)
+
+    workspace = build(embedder)
+    if args.embedder == "auto":
+        # an index built before WordLlama was installed keeps its embedder: switching
+        # silently would mix vectors of two models (and of two sizes) in one index
+        name = workspace.vector_index_name
+        existing = (store.describe_index(name).spec.dimension
+                    if name is not None and store.has_index(name) else None)
+        if existing is not None and existing != embedder.dimension:
+            print(f"note: index {name!r} holds {existing}-dimension vectors; keeping the "
+                  "hashing embedder it was built with (--embedder to choose)", file=sys.stderr)
+            workspace = build(HashingEmbedder(existing))
+    return workspace
 
 
 def _sync(workspace: Workspace, quiet: bool) -> SyncReport:
