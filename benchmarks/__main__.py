@@ -15,6 +15,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common import REPEATS, ROWS, TARGET_RE, Figure, Options, Report
 from benchmarks.servers import SERVERS
@@ -110,6 +111,8 @@ def write(report: Report, sections: list[str], options: Options, seconds: float,
         "**ratio** is vectorport / baseline in the unit shown (for times, lower is better; "
         "for rates, higher is better).",
         "",
+        "![speed ratios and recall, one bar per figure](benchmarks/chart.png)",
+        "",
         "| section | measurement | vectorport | baseline | unit | ratio | target | vs target |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -145,12 +148,59 @@ def _target_advantage(f: Figure) -> float | None:
     return bound if f.higher_is_better else 1 / bound
 
 
-def _label(f: Figure, width: int = 72) -> str:
-    text = f"{f.section}: {f.name}"
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _label(f: Figure, width: int = 58) -> str:
+    """The full label, wrapped (never cut): a truncated label hides which run it is."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(f"{f.section}: {f.name}", width))
+
+
+def _is_recall(f: Figure) -> bool:
+    return f.unit.startswith("recall")
+
+
+def _speed_panel(ax: Any, figures: list[Figure]) -> None:
+    colours = {True: "tab:green", False: "tab:red", None: "tab:grey"}
+    values = [_advantage(f) for f in figures]
+    positions = list(range(len(figures)))
+    ax.barh(positions, values, color=[colours[f.met] for f in figures])
+    for y, (f, v) in enumerate(zip(figures, values, strict=True)):
+        target = _target_advantage(f)
+        if target is not None:
+            ax.plot([target, target], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
+        ax.annotate(f"{v:.2f}×", (max(v, target or v), y), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=7)
+    ax.set_yticks(positions, [_label(f) for f in figures], fontsize=7)
+    ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xscale("log")
+    ends = values + [t for f in figures if (t := _target_advantage(f)) is not None]
+    ax.set_xlim(10 ** math.floor(math.log10(min(ends))),
+                10 ** math.ceil(math.log10(max(ends) * 1.5)))
+    ax.set_title("speed: vectorport against the baseline (right of 1 is better for "
+                 "vectorport; log scale)", fontsize=9, loc="left")
+    ax.set_xlabel("green: target met, red: missed (black tick: the target), grey: no target",
+                  fontsize=8)
+    ax.invert_yaxis()
+
+
+def _recall_panel(ax: Any, figures: list[Figure]) -> None:
+    values = [f.ratio for f in figures]
+    positions = list(range(len(figures)))
+    ax.barh(positions, values, color="tab:blue")
+    for y, v in enumerate(values):
+        ax.annotate(f"{v:.3f}", (v, y), xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize=7)
+    ax.set_yticks(positions, [_label(f) for f in figures], fontsize=7)
+    low = min(values)
+    ax.set_xlim(max(0.0, math.floor(low * 10) / 10 - 0.1), 1.05)
+    ax.set_title("recall@10 against exact search (1 is every true neighbour found)",
+                 fontsize=9, loc="left")
+    ax.invert_yaxis()
 
 
 def _chart(report: Report) -> None:
+    """benchmarks/chart.png: speed ratios and recall on separate axes (a ratio of two
+    rates and a share of neighbours found are different quantities)."""
     try:
         import matplotlib
 
@@ -161,29 +211,42 @@ def _chart(report: Report) -> None:
         return
     figures = [f for f in report.figures
                if f.chart and f.baseline and f.ratio == f.ratio and f.ratio > 0]
-    if not figures:
+    speed = [f for f in figures if not _is_recall(f)]
+    recall = [f for f in figures if _is_recall(f)]
+    panels = [(p, fs) for p, fs in ((_speed_panel, speed), (_recall_panel, recall)) if fs]
+    if not panels:
         return
-    colours = {True: "tab:green", False: "tab:red", None: "tab:grey"}
-    values = [_advantage(f) for f in figures]
-    fig, ax = plt.subplots(figsize=(13, 0.3 * len(figures) + 1.8))
-    positions = list(range(len(figures)))
-    ax.barh(positions, values, color=[colours[f.met] for f in figures])
-    for y, f in zip(positions, figures, strict=True):
-        target = _target_advantage(f)
-        if target is not None:
-            ax.plot([target, target], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
-    ax.set_yticks(positions, [_label(f) for f in figures], fontsize=7)
-    ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
-    ax.set_xscale("log")
-    ends = values + [t for f in figures if (t := _target_advantage(f)) is not None]
-    ax.set_xlim(10 ** math.floor(math.log10(min(ends))), 10 ** math.ceil(math.log10(max(ends))))
-    ax.set_xlabel("vectorport against the baseline, turned so that right of 1 is better for "
-                  "vectorport (log scale)\ngreen: target met, red: missed (black tick: the "
-                  "target), grey: no target")
-    ax.invert_yaxis()
+    heights = [0.3 * sum(_label(f).count("\n") + 1 for f in fs) + 1.2 for _, fs in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(12, sum(heights)),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for (panel, fs), ax in zip(panels, axes[:, 0], strict=True):
+        panel(ax, fs)
     fig.tight_layout()
     fig.savefig(ROOT / "benchmarks" / "chart.png", dpi=110, bbox_inches="tight")
     plt.close(fig)
+
+
+def figures_from_markdown(path: Path) -> Report:
+    """The figures of an existing BENCHMARKS.md, for ``--chart-only``: redraws the
+    chart without re-running anything. What the table does not say is inferred from the
+    unit (times are lower-is-better) and the section (filter compilation timings
+    compare two vectorport paths, not vectorport with a baseline: off the chart)."""
+    report = Report()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 8 or cells[0] in ("section", "---"):
+            continue
+        section, name, value, baseline, unit, _ratio_text, target, _status = cells
+        try:
+            figure = Figure(section, name, float(value), float(baseline), unit,
+                            target="" if target == "-" else target,
+                            higher_is_better=not (unit.startswith(("µs", "ms"))
+                                                  or "lower is better" in unit),
+                            chart=section != "filter compilation")
+        except ValueError:
+            continue
+        report.figures.append(figure)
+    return report
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -202,7 +265,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip-slow-baselines", action="store_true",
                         help="skip PostgreSQL's default HNSW build and the LangChain / "
                              "LlamaIndex loads")
+    parser.add_argument("--chart-only", action="store_true",
+                        help="redraw benchmarks/chart.png from the figures in BENCHMARKS.md, "
+                             "running nothing")
     args = parser.parse_args(argv)
+    if args.chart_only:
+        _chart(figures_from_markdown(ROOT / "BENCHMARKS.md"))
+        print("wrote benchmarks/chart.png from BENCHMARKS.md", flush=True)
+        return
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")

@@ -2,7 +2,8 @@
 
 ``vectorport matrix`` runs the conformance bindings (``tests/backends/*/test_conformance.py`` and
 the example third-party adapter) under pytest with a collector plugin, then writes
-``docs/capabilities.md`` and the matrix section of ``README.md``. A cell says ``pass``
+``docs/capabilities.md`` (and its colour-coded twin ``docs/capabilities.html``) and the
+matrix section of ``README.md``. A cell says ``pass``
 (declared, and every test of it passed), ``unsupported`` (not declared, and the suite
 proved that it raises ``UnsupportedFeatureError``), or ``FAIL``. Tests join a row through
 their ``@pytest.mark.feature(row, when=...)`` markers (the suite's rows are named in
@@ -245,6 +246,9 @@ def write_outputs(table: str, docs_path: Path, readme_path: Path | None) -> None
         "raise; the backend's page says why).\n\n" + table,
         encoding="utf-8",
     )
+    from vectorport.matrix_html import write_html_from_markdown
+
+    write_html_from_markdown(docs_path)
     if readme_path is not None and readme_path.exists():
         text = readme_path.read_text(encoding="utf-8")
         pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.S)

@@ -1,8 +1,10 @@
 """The quickstart: a small corpus, a filtered, a hybrid and a namespaced query.
 
 Runs on any store (the embedded default unless told otherwise), so the same script shows
-that the same calls mean the same thing on every backend. Embeddings come from the
-offline hashing embedder and keyword vectors from BM25, so nothing needs a download.
+that the same calls mean the same thing on every backend. Embeddings come from WordLlama
+when installed (``vectorport[wordllama]``: semantic, its model ships inside its wheel),
+else from the lexical hashing embedder; keyword vectors from BM25. Nothing needs a
+download either way.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from collections.abc import Callable
 
 from vectorport.core.store import Store
 from vectorport.core.types import Match
-from vectorport.embedders import BM25Encoder, HashingEmbedder
+from vectorport.embedders import BM25Encoder, Embedder, embed_one
+from vectorport.embedders.wordllama import auto_embedder
 
 DIMENSION = 64
 INDEX_NAME = "quickstart"
@@ -31,8 +34,6 @@ CORPUS: list[dict[str, object]] = [
      "metadata": {"topic": "ops", "year": 2021, "tags": ["consistency"]}},
 ]
 
-EMBEDDER = HashingEmbedder(dimension=DIMENSION)
-"""The offline default embedder: hashed n-grams, so nothing needs a download."""
 
 
 def _show(title: str, matches: list[Match], say: Callable[[str], None]) -> None:
@@ -44,14 +45,18 @@ def _show(title: str, matches: list[Match], say: Callable[[str], None]) -> None:
         say("  (no results)")
 
 
-def run(store: Store, say: Callable[[str], None] = print) -> None:
+def run(store: Store, say: Callable[[str], None] = print,
+        embedder: Embedder | None = None) -> None:
+    """``embedder`` defaults to WordLlama (64 dimensions) when installed, else hashing."""
+    embedder = embedder if embedder is not None else auto_embedder(DIMENSION)
     caps = store.capabilities
     use_sparse = caps.sparse and caps.hybrid != "none" and "dotproduct" in caps.metrics
     metric = "dotproduct" if use_sparse else "cosine"
-    say(f"backend: {store.backend}")
-    index = store.create_index(INDEX_NAME, DIMENSION, metric, sparse=use_sparse, exist_ok=True)
+    say(f"backend: {store.backend}, embedder: {type(embedder).__name__}")
+    index = store.create_index(INDEX_NAME, embedder.dimension or DIMENSION, metric,
+                               sparse=use_sparse, exist_ok=True)
     texts = [str(doc["text"]) for doc in CORPUS]
-    vectors = EMBEDDER.embed(texts)
+    vectors = embedder.embed(texts)
     bm25 = BM25Encoder().fit(texts)
     keywords = bm25.encode_documents(texts)
     records = [
@@ -64,7 +69,7 @@ def run(store: Store, say: Callable[[str], None] = print) -> None:
     say(f"upserted {len(records)} records, and 2 more in namespace 'tenant-b'")
 
     question = "how do vector indexes trade speed and recall"
-    asked = EMBEDDER.embed_text(question)
+    asked = embed_one(embedder, question)
     _show(f"dense query: {question!r}", index.query(asked, top_k=3), say)
     flt = {"topic": {"$in": ["database", "ml"]}, "year": {"$gte": 2024}}
     _show(f"filtered query {flt}", index.query(asked, top_k=3, filter=flt), say)
@@ -72,7 +77,7 @@ def run(store: Store, say: Callable[[str], None] = print) -> None:
     sparse_query = bm25.encode_query(keyword_query)
     if use_sparse and sparse_query is not None:
         _show(f"hybrid query (dense + BM25 {keyword_query!r})",
-              index.query(EMBEDDER.embed_text(keyword_query), sparse=sparse_query, top_k=3), say)
+              index.query(embed_one(embedder, keyword_query), sparse=sparse_query, top_k=3), say)
     else:
         say(f"\n(hybrid skipped: {store.backend} declares no sparse/hybrid support)")
     _show("namespaced query in 'tenant-b'",

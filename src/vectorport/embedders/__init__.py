@@ -9,8 +9,10 @@
 - :class:`BM25Encoder` — sparse BM25 vectors for hybrid queries.
 - :class:`OpenAICompatibleEmbedder` — any OpenAI-style ``/embeddings`` endpoint (httpx).
 - :class:`SentenceTransformerEmbedder` — local models (``[sentence-transformers]``).
+- :class:`WordLlamaEmbedder` — offline semantic embeddings, model inside the wheel
+  (``[wordllama]``); :func:`auto_embedder` picks it when installed, else hashing.
 
-The two optional real embedders load their dependencies only when created.
+The optional real embedders load their dependencies only when created.
 """
 
 from __future__ import annotations
@@ -35,10 +37,13 @@ from vectorport.embedders.hashing import HashingEmbedder, default_embedder
 if TYPE_CHECKING:
     from vectorport.embedders.openai_http import OpenAICompatibleEmbedder
     from vectorport.embedders.sbert import SentenceTransformerEmbedder
+    from vectorport.embedders.wordllama import WordLlamaEmbedder, auto_embedder
 
 _LAZY = {
     "OpenAICompatibleEmbedder": "vectorport.embedders.openai_http",
     "SentenceTransformerEmbedder": "vectorport.embedders.sbert",
+    "WordLlamaEmbedder": "vectorport.embedders.wordllama",
+    "auto_embedder": "vectorport.embedders.wordllama",
 }
 
 
@@ -64,8 +69,10 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "SparseEncoder",
     "Vector",
+    "WordLlamaEmbedder",
     "aembed",
     "as_embedder",
+    "auto_embedder",
     "default_embedder",
     "embed_one",
     "term_id",

@@ -11,8 +11,10 @@ the core :class:`~vectorport.core.retry.RetryPolicy`; anything else fails at onc
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,6 +31,33 @@ from vectorport.extras import install_hint
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _OPTION_KEYS = frozenset({"dimensions", "user"})
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_VARIABLE = "OPENAI_BASE_URL"
+
+
+class _RetryLaterError(TransientBackendError):
+    """A transient answer that said how long to wait (``Retry-After``)."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """``Retry-After`` as seconds to wait: delta-seconds or an HTTP date; ``None`` when
+    absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _import_httpx() -> Any:
@@ -52,7 +81,7 @@ class OpenAICompatibleEmbedder:
         self,
         model: str,
         *,
-        base_url: str = "https://api.openai.com/v1",
+        base_url: str | None = None,
         api_key: str | Secret | None = None,
         api_key_env: str | None = "OPENAI_API_KEY",
         dimensions: int | None = None,
@@ -61,11 +90,14 @@ class OpenAICompatibleEmbedder:
         max_concurrency: int = 4,
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
+        retry_budget_seconds: float = 30.0,
         headers: Mapping[str, str] | None = None,
         provider: str = "openai",
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError("model must be a non-empty str, such as 'text-embedding-3-small'")
+        if base_url is None:
+            base_url = os.environ.get(BASE_URL_VARIABLE) or DEFAULT_BASE_URL
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
         for label, value in (("max_batch_size", max_batch_size),
@@ -87,6 +119,7 @@ class OpenAICompatibleEmbedder:
         self.max_concurrency = max_concurrency
         self.timeout = float(timeout)
         self.retry = retry or RetryPolicy(attempts=4, base_seconds=0.2, cap_seconds=5.0)
+        self.retry_budget_seconds = float(retry_budget_seconds)
         self._api_key = api_key
         self._headers = {"Content-Type": "application/json", **dict(headers or {})}
         if api_key:
@@ -155,6 +188,9 @@ class OpenAICompatibleEmbedder:
             detail = self._scrub(response.text[:300])
             message = f"embedding endpoint answered HTTP {status}: {detail}"
             if status in _RETRYABLE_STATUS:
+                wait = retry_after_seconds(response.headers.get("retry-after"))
+                if wait is not None:
+                    raise _RetryLaterError(f"{message} (Retry-After: {wait:g}s)", wait)
                 raise TransientBackendError(message)
             raise BackendError(message)
         try:
@@ -187,7 +223,37 @@ class OpenAICompatibleEmbedder:
                 raise self._error(exc) from exc
             return self._parse(response, texts)
 
-        return self.retry.call("embed", attempt)
+        deadline = time.monotonic() + self.retry_budget_seconds
+        tries = 0
+        while True:
+            try:
+                return attempt()
+            except TransientBackendError as exc:
+                tries += 1
+                time.sleep(self._wait(exc, tries, deadline))
+
+    def _wait(self, exc: TransientBackendError, tries: int, deadline: float) -> float:
+        """How long to wait before the next try, or re-raise ``exc`` when the answer gave
+        no ``Retry-After`` and the attempts are spent, or the wait overruns the budget."""
+        told = getattr(exc, "retry_after", None)
+        if told is None and tries >= self.retry.attempts:
+            raise exc
+        wait = float(told) if told is not None else self.retry.delay(tries - 1)
+        if time.monotonic() + wait > deadline:
+            raise TransientBackendError(
+                f"{exc}; gave up: waiting {wait:g}s more would pass the "
+                f"{self.retry_budget_seconds:g}s retry budget") from exc
+        return wait
+
+    async def _apost(self, attempt: Callable[[], Awaitable[list[Vector]]]) -> list[Vector]:
+        deadline = time.monotonic() + self.retry_budget_seconds
+        tries = 0
+        while True:
+            try:
+                return await attempt()
+            except TransientBackendError as exc:
+                tries += 1
+                await asyncio.sleep(self._wait(exc, tries, deadline))
 
     def _chunks(self, texts: list[str]) -> list[list[str]]:
         size = self.max_batch_size
@@ -219,7 +285,7 @@ class OpenAICompatibleEmbedder:
                     return self._parse(response, chunk)
 
                 async with gate:
-                    return await self.retry.acall("embed", attempt)
+                    return await self._apost(attempt)
 
             parts = await asyncio.gather(*(one(c) for c in chunks))
         return [v for part in parts for v in part]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,6 +83,25 @@ from vectorport.adapters.milvus.options import QUERY_OPTIONS, URL_OPTIONS, creat
 from vectorport.adapters.milvus.ranking import Row, Scorer, exact_top_k
 from vectorport.adapters.milvus.search import Candidates
 from vectorport.extras import install_hint
+
+
+class _ReleasedCollectionFilter(logging.Filter):
+    """Drops pymilvus's ERROR record (with a full traceback) for a search on a released
+    collection: ``_call`` loads the collection and retries, so the failure is expected
+    and handled, and the traceback only alarms whoever reads the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage().lower()
+        return not (("released" in message and "load" in message) or "not loaded" in message)
+
+
+def _quiet_released_collection_errors() -> None:
+    logger = logging.getLogger("pymilvus.decorators")
+    if not any(isinstance(f, _ReleasedCollectionFilter) for f in logger.filters):
+        logger.addFilter(_ReleasedCollectionFilter())
+
+
+_quiet_released_collection_errors()
 
 BACKEND = "milvus"
 DEFAULT_PORT = 19530

@@ -98,11 +98,13 @@ def running(
 
 
 def serve(host: str, port: int, faults: Faults, api_key: str = "emulator-key") -> None:
-    """Serve until interrupted (for ``vectorport emulator pinecone``)."""
+    """Serve until interrupted (for ``vectorport emulator pinecone``). Binding happens
+    first, so a taken port raises ``OSError`` before anything is printed."""
     emulator = PineconeEmulator(api_key=api_key, faults=faults, host=host, port=port)
-    key = repr(api_key) if api_key == "emulator-key" else "as configured"
-    print(f"pinecone emulator: api key {key}; control plane at {emulator.server.url}",
-          flush=True)
+    key = repr(api_key) if api_key == "emulator-key" else "as configured (not shown)"
+    print(f"pinecone emulator on {emulator.server.url} (Ctrl-C to stop)\n"
+          f"  api key: {key}\n"
+          f"  connect: pinecone://?api_key_env=VAR&host={emulator.server.url}", flush=True)
     emulator.server.serve_forever()
 
 

@@ -107,8 +107,14 @@ def running(
 
 
 def serve(host: str, port: int, faults: Faults, api_key: str = DEFAULT_API_KEY) -> None:
-    """Serve until interrupted (the ``vectorport emulator turbopuffer`` command)."""
-    TurbopufferEmulator(host=host, port=port, faults=faults, api_key=api_key).serve_forever()
+    """Serve until interrupted (the ``vectorport emulator turbopuffer`` command). Binding
+    happens first, so a taken port raises ``OSError`` before anything is printed."""
+    server = TurbopufferEmulator(host=host, port=port, faults=faults, api_key=api_key)
+    key = repr(api_key) if api_key == DEFAULT_API_KEY else "as configured (not shown)"
+    print(f"turbopuffer emulator on {server.url} (Ctrl-C to stop)\n"
+          f"  api key: {key}\n"
+          f"  connect: turbopuffer://?api_key_env=VAR&base_url={server.url}", flush=True)
+    server.serve_forever()
 
 
 __all__ = ["DEFAULT_API_KEY", "TurbopufferEmulator", "running", "serve"]
