@@ -29,6 +29,7 @@ from vectorport.core.errors import (
     BackendError,
     ConfigError,
     ConsistencyTimeoutError,
+    DeadlineExceededError,
     DimensionMismatchError,
     FilterError,
     IndexExistsError,
@@ -47,7 +48,7 @@ from vectorport.core.plugin import (
     default_registry,
     hookimpl,
 )
-from vectorport.core.retry import RetryPolicy
+from vectorport.core.retry import RetryPolicy, deadline
 from vectorport.core.scoring import hybrid_scale
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
 from vectorport.core.types import (
@@ -77,6 +78,7 @@ __all__ = [
     "ConfigError",
     "ConnectionURL",
     "ConsistencyTimeoutError",
+    "DeadlineExceededError",
     "DimensionMismatchError",
     "Filter",
     "FilterError",
@@ -112,6 +114,7 @@ __all__ = [
     "__version__",
     "connect",
     "connect_async",
+    "deadline",
     "default_registry",
     "hookimpl",
     "hybrid_scale",

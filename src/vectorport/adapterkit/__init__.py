@@ -21,7 +21,12 @@ The helpers each solve one sub-problem that every adapter meets, once:
 """
 
 from vectorport.adapterkit.batching import batches, unique, url_cost
-from vectorport.adapterkit.errors import TRANSIENT_BUILTINS, ErrorKind, ErrorTranslator
+from vectorport.adapterkit.errors import (
+    TRANSIENT_BUILTINS,
+    ErrorKind,
+    ErrorTranslator,
+    retry_after,
+)
 from vectorport.adapterkit.filters import FilterCompiler, Memo
 from vectorport.adapterkit.options import Option, OptionSpec, matching, within
 from vectorport.adapterkit.ranking import (
@@ -45,6 +50,7 @@ from vectorport.core.errors import (
     BackendError,
     ConfigError,
     ConsistencyTimeoutError,
+    DeadlineExceededError,
     DimensionMismatchError,
     FilterError,
     IndexExistsError,
@@ -72,7 +78,7 @@ from vectorport.core.filters.ast import (
 )
 from vectorport.core.filters.nnf import to_nnf
 from vectorport.core.filters.oracle import matches
-from vectorport.core.retry import RetryPolicy
+from vectorport.core.retry import RetryPolicy, check_deadline, deadline, remaining, request_timeout
 from vectorport.core.scoring import Distance, score_from_distance, sort_matches, sparse_dot
 from vectorport.core.types import (
     METRICS,
@@ -110,6 +116,7 @@ __all__ = [
     "ConfigError",
     "ConnectionURL",
     "ConsistencyTimeoutError",
+    "DeadlineExceededError",
     "DenseMatrix",
     "DenseVector",
     "DimensionMismatchError",
@@ -152,7 +159,9 @@ __all__ = [
     "ValidationError",
     "VectorportError",
     "batches",
+    "check_deadline",
     "complete_at_cut",
+    "deadline",
     "fetch_many_until_settled",
     "fetch_until_settled",
     "fields_used",
@@ -162,6 +171,9 @@ __all__ = [
     "operators_used",
     "prefix_upper_bound",
     "read_only_float32",
+    "remaining",
+    "request_timeout",
+    "retry_after",
     "score_from_distance",
     "sort_matches",
     "sparse_dot",
