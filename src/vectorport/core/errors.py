@@ -101,6 +101,20 @@ class DeadlineExceededError(TransientBackendError):
     error is never retried inside it; calling again later may succeed."""
 
 
+def drop_hidden_context(exc: BaseException) -> BaseException:
+    """Really drop what ``raise ... from None`` only hides: Python keeps the exception
+    being handled as ``__context__`` even then, and a native exception there may hold a
+    credential. The facade calls this on every error it lets out; returns ``exc``."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if link.__suppress_context__:
+            link.__context__ = None
+        link = link.__cause__ or link.__context__
+    return exc
+
+
 class SourceNotFoundError(VectorportError):
     """A navigation call named a source that has no chunks in the index."""
 

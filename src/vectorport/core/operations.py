@@ -24,7 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from vectorport.core.errors import BackendError, TransientBackendError
+from vectorport.core.errors import (
+    BackendError,
+    TransientBackendError,
+    VectorportError,
+    drop_hidden_context,
+)
 from vectorport.core.plugin import OperationEvent, Registry
 from vectorport.core.retry import DEFAULT_TIMEOUT, RetryPolicy, deadline
 from vectorport.core.types import Record
@@ -49,8 +54,11 @@ class Runner:
         retry, timeout = self.retry, self.timeout
 
         def attempt() -> T:
-            with deadline(timeout):
-                return retry.call(operation, fn) if idempotent else fn()
+            try:
+                with deadline(timeout):
+                    return retry.call(operation, fn) if idempotent else fn()
+            except VectorportError as exc:
+                raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
 
         if not self.registry.has_operation_hooks():  # no plugin: no event, no clock
             return attempt()
@@ -76,8 +84,11 @@ class Runner:
         retry, timeout = self.retry, self.timeout
 
         async def attempt() -> T:
-            with deadline(timeout):
-                return await (retry.acall(operation, fn) if idempotent else fn())
+            try:
+                with deadline(timeout):
+                    return await (retry.acall(operation, fn) if idempotent else fn())
+            except VectorportError as exc:
+                raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
 
         if not self.registry.has_operation_hooks():
             return await attempt()

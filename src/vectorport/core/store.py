@@ -30,6 +30,8 @@ from vectorport.core.errors import (
     IndexExistsError,
     IndexNotFoundError,
     UnsupportedFeatureError,
+    VectorportError,
+    drop_hidden_context,
 )
 from vectorport.core.operations import Runner, settle_writes
 from vectorport.core.plugin import AdapterEntry, Registry, default_registry
@@ -60,7 +62,10 @@ def connect(
     registry = registry or default_registry()
     parsed = parse_url(url if url is not None else default_url())
     entry = registry.by_scheme(parsed.scheme)
-    adapter = entry.load().from_url(parsed)
+    try:
+        adapter = entry.load().from_url(parsed)
+    except VectorportError as exc:  # a failed connection's chain must hold no secret
+        raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
     return Store(adapter, registry=registry, entry=entry, retry=retry, url=parsed)
 
 
