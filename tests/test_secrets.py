@@ -103,7 +103,7 @@ def pg_socket() -> Iterator[str]:
 def test_a_wrong_postgres_password_is_a_clean_config_error(
         pg_socket: str, debug_logs: pytest.LogCaptureFixture) -> None:
     with pytest.raises(ConfigError) as info:
-        vectorport.connect(f"pgvector://vp_pw:{PG_WRONG}@/postgres?host={pg_socket}&timeout=5")
+        vectorport.connect(f"pgvector://vp_pw:{PG_WRONG}@/postgres?host={pg_socket}")
     assert not isinstance(info.value, TransientBackendError)
     assert "password" in str(info.value)
     _assert_clean(info.value, debug_logs, PG_WRONG)
