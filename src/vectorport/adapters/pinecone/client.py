@@ -80,8 +80,8 @@ def _cut_to_deadline(sdk_object: Any) -> None:
 def disable_sdk_retries(sdk_object: Any) -> bool:
     """Set the SDK's retry transport under ``sdk_object`` to no retries; ``False`` (and
     a warning) when this SDK version is laid out differently."""
-    transport = getattr(getattr(getattr(sdk_object, "_http", None), "_client", None),
-                        "_transport", None)
+    transport: Any = getattr(getattr(getattr(sdk_object, "_http", None), "_client", None),
+                             "_transport", None)
     if isinstance(transport, DeadlineTransport):
         transport = transport.inner
     if transport is None or not isinstance(getattr(transport, "_config", None), RetryConfig):
