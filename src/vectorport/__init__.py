@@ -30,6 +30,7 @@ from vectorport.core.errors import (
     BackendError,
     ConfigError,
     ConsistencyTimeoutError,
+    DeadlineExceededError,
     DimensionMismatchError,
     FilterError,
     IndexExistsError,
@@ -48,7 +49,7 @@ from vectorport.core.plugin import (
     default_registry,
     hookimpl,
 )
-from vectorport.core.retry import RetryPolicy
+from vectorport.core.retry import RetryPolicy, deadline
 from vectorport.core.scoring import hybrid_scale
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store, connect
 from vectorport.core.types import (
@@ -79,6 +80,7 @@ __all__ = [
     "ConfigError",
     "ConnectionURL",
     "ConsistencyTimeoutError",
+    "DeadlineExceededError",
     "DimensionMismatchError",
     "ExplainingAdapter",
     "Explanation",
@@ -116,6 +118,7 @@ __all__ = [
     "__version__",
     "connect",
     "connect_async",
+    "deadline",
     "default_registry",
     "hookimpl",
     "hybrid_scale",

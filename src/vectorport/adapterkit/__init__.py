@@ -23,7 +23,12 @@ The helpers each solve one sub-problem that every adapter meets, once:
 """
 
 from vectorport.adapterkit.batching import batches, unique, url_cost
-from vectorport.adapterkit.errors import TRANSIENT_BUILTINS, ErrorKind, ErrorTranslator
+from vectorport.adapterkit.errors import (
+    TRANSIENT_BUILTINS,
+    ErrorKind,
+    ErrorTranslator,
+    retry_after,
+)
 from vectorport.adapterkit.filters import FilterCompiler, Memo
 from vectorport.adapterkit.options import Option, OptionSpec, matching, positive, within
 from vectorport.adapterkit.ranking import (
@@ -60,6 +65,7 @@ from vectorport.core.errors import (
     BackendError,
     ConfigError,
     ConsistencyTimeoutError,
+    DeadlineExceededError,
     DimensionMismatchError,
     FilterError,
     IndexExistsError,
@@ -87,7 +93,7 @@ from vectorport.core.filters.ast import (
 )
 from vectorport.core.filters.nnf import to_nnf
 from vectorport.core.filters.oracle import matches
-from vectorport.core.retry import RetryPolicy
+from vectorport.core.retry import RetryPolicy, check_deadline, deadline, remaining, request_timeout
 from vectorport.core.scoring import Distance, score_from_distance, sort_matches, sparse_dot
 from vectorport.core.types import (
     METRICS,
@@ -126,6 +132,7 @@ __all__ = [
     "ConfigError",
     "ConnectionURL",
     "ConsistencyTimeoutError",
+    "DeadlineExceededError",
     "DenseMatrix",
     "DenseVector",
     "DimensionMismatchError",
@@ -171,8 +178,10 @@ __all__ = [
     "ValidationError",
     "VectorportError",
     "batches",
+    "check_deadline",
     "complete_at_cut",
     "contract_order",
+    "deadline",
     "exact_scores",
     "fetch_many_until_settled",
     "fetch_until_settled",
@@ -186,6 +195,9 @@ __all__ = [
     "positive",
     "prefix_upper_bound",
     "read_only_float32",
+    "remaining",
+    "request_timeout",
+    "retry_after",
     "scan_top_k",
     "score_from_distance",
     "sort_matches",

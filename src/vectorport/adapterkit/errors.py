@@ -9,6 +9,10 @@ becomes :class:`IndexNotFoundError` / :class:`IndexExistsError`.
 
 Messages carry the SDK's text, never a credential: SDKs send keys in headers or call
 metadata, which their exception texts do not echo (each adapter's tests check this).
+Where a native exception itself holds a credential (psycopg's failed-connection object
+carries the conninfo), the adapter's ``scrub`` removes it before the exception becomes
+``__cause__``. A transient error takes the server's ``Retry-After`` along
+(:func:`retry_after`), which the retry policy honours.
 """
 
 from __future__ import annotations
@@ -42,6 +46,45 @@ def default_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _no_scrub(exc: BaseException) -> None:
+    return None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The ``Retry-After`` seconds an HTTP error carries (the header on its ``response``
+    or ``headers``, or a ``retry_after`` attribute), if any; dates are not parsed."""
+    direct = getattr(exc, "retry_after", None)
+    if isinstance(direct, (int, float)) and not isinstance(direct, bool) and direct >= 0:
+        return float(direct)
+    for holder in (getattr(exc, "response", None), exc):
+        headers = getattr(holder, "headers", None)
+        getter = getattr(headers, "get", None)
+        if getter is None:
+            continue
+        try:
+            value = getter("retry-after") or getter("Retry-After")
+        except Exception:  # an unusual header container: no hint then
+            continue
+        if value is None:
+            continue
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            continue
+        if seconds >= 0:
+            return seconds
+    return None
+
+
+def chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and every exception it was raised from or while handling."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
 TRANSIENT_BUILTINS: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
 """Python's own exceptions that every classifier should call transient."""
 
@@ -53,6 +96,8 @@ class ErrorTranslator:
     backend: str
     classify: Callable[[BaseException], ErrorKind]
     reason: Callable[[BaseException], str] = default_reason
+    scrub: Callable[[BaseException], None] = _no_scrub
+    """Removes credentials a native exception holds (called on each one of its chain)."""
 
     def kind(self, exc: BaseException) -> ErrorKind:
         if isinstance(exc, TRANSIENT_BUILTINS):
@@ -64,6 +109,8 @@ class ErrorTranslator:
         """The vectorport error for ``exc`` (raise it ``from exc``)."""
         if isinstance(exc, VectorportError):
             return exc
+        for link in chain(exc):
+            self.scrub(link)
         kind = self.kind(exc)
         if kind is ErrorKind.NOT_FOUND and index is not None:
             return IndexNotFoundError(index)
@@ -71,7 +118,7 @@ class ErrorTranslator:
             return IndexExistsError(index)
         message = f"{self.backend} {operation} failed: {self.reason(exc)}"
         if kind is ErrorKind.TRANSIENT:
-            return TransientBackendError(message)
+            return TransientBackendError(message, retry_after=retry_after(exc))
         return BackendError(message)
 
     @contextmanager
@@ -96,4 +143,5 @@ class ErrorTranslator:
         return once() if retry is None else retry.call(f"{self.backend} {operation}", once)
 
 
-__all__ = ["TRANSIENT_BUILTINS", "ErrorKind", "ErrorTranslator", "default_reason"]
+__all__ = ["TRANSIENT_BUILTINS", "ErrorKind", "ErrorTranslator", "chain", "default_reason",
+           "retry_after"]

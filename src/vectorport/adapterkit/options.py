@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vectorport.core.config import ConnectionURL
+from vectorport.core.config import COMMON_URL_OPTIONS, ConnectionURL
 from vectorport.core.errors import ConfigError, ValidationError
 from vectorport.core.types import IndexSpec, QueryRequest
 
@@ -89,9 +89,10 @@ class OptionSpec:
         return ConfigError(text) if self.where == "URL" else ValidationError(text)
 
     def _unknown(self, given: set[str]) -> None:
-        extra = given - self.names
-        if extra:
-            known = ", ".join(sorted(self.names)) or "none"
+        names = self.names | COMMON_URL_OPTIONS if self.where == "URL" else self.names
+        extra = given - names
+        if extra:  # names only, never a value (a mistyped credential is one)
+            known = ", ".join(sorted(names)) or "none"
             raise self._error(f"unknown option(s) {', '.join(sorted(extra))}; known: {known}")
 
     def _bad(self, option: Option, value: Any, expected: str) -> Exception:

@@ -180,26 +180,8 @@ class AsyncIndex:
                 await self._run_thread("upsert", adapter.upsert, spec, ns, batch,
                                        namespace=ns, size=len(batch))
 
-        outcomes: list[BaseException | None] = []
-        workers = target.capabilities.write_concurrency
-        if workers > 1 and len(batches) > 1:
-            gate = asyncio.Semaphore(workers)
-
-            async def gated(batch: Sequence[Record]) -> None:
-                async with gate:
-                    await send(batch)
-
-            # every batch is sent even when one fails: the others still land
-            results = await asyncio.gather(*(gated(b) for b in batches), return_exceptions=True)
-            outcomes = [r if isinstance(r, BaseException) else None for r in results]
-        else:
-            for batch in batches:
-                try:
-                    await send(batch)
-                    outcomes.append(None)
-                except BaseException as exc:  # stop at the first failure
-                    outcomes.append(exc)
-                    break
+        outcomes = await self.sync.store.runner.asend_batches(
+            batches, send, target.capabilities.write_concurrency)
         settle_writes(batches, outcomes)
         return len(prepared)
 

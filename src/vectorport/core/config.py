@@ -7,6 +7,14 @@ in code, in ``VECTORPORT_URL``, in a TOML file and on the command line.
 Credentials are held in :class:`Secret`, whose ``repr`` and ``str`` are masked, and a URL
 is only ever shown through :meth:`ConnectionURL.redacted`. Passing a key in the URL
 itself is possible but discouraged: ``api_key_env=NAME`` reads it from the environment.
+Any query option whose name says it holds a credential (``password``, ``sslpassword``,
+``api-key``, ``x_token``…) is kept as a :class:`Secret` whether or not the backend knows
+it, and errors about options name them without ever echoing a value. A URL whose
+user-info was not percent-encoded (a password holding ``/``, ``?`` or ``#`` ends the
+host part early) is refused without being shown.
+
+``?timeout=SECONDS`` is read by every backend: how long one call may take, retries
+included (CONTRACT §6).
 """
 
 from __future__ import annotations
@@ -46,6 +54,21 @@ class Secret:
 
 
 _SECRET_QUERY_KEYS = frozenset({"api_key", "apikey", "password", "token", "key", "secret"})
+_SECRET_WORDS = ("password", "passwd", "pwd", "secret", "token", "key", "credential", "auth")
+
+COMMON_URL_OPTIONS = frozenset({"timeout"})
+"""Options every backend accepts (the facade reads them)."""
+
+
+def is_secret_option(name: str) -> bool:
+    """Whether a query option's name says its value is a credential (``*_env`` options
+    name an environment variable, which is not)."""
+    lowered = name.lower()
+    if lowered in _SECRET_QUERY_KEYS:
+        return True
+    if lowered.endswith("_env"):
+        return False
+    return any(lowered.endswith(word) for word in _SECRET_WORDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +135,12 @@ class ConnectionURL:
             )
         return value
 
+    def timeout(self) -> float:
+        """``?timeout=`` seconds (default :data:`~vectorport.core.retry.DEFAULT_TIMEOUT`)."""
+        from vectorport.core.retry import DEFAULT_TIMEOUT
+
+        return self.seconds_option("timeout", DEFAULT_TIMEOUT)
+
     def credential(self, name: str, default_env: str | None = None) -> Secret | None:
         """A credential from ``?{name}=`` (discouraged), ``?{name}_env=VAR``, or
         ``default_env``. Missing ``{name}_env`` variables raise ``ConfigError``."""
@@ -131,11 +160,11 @@ class ConnectionURL:
 
     def unknown_options(self, known: set[str] | frozenset[str]) -> None:
         """Raise ``ConfigError`` for query options the adapter does not read."""
-        extra = (set(self.query) | set(self.secrets)) - set(known)
-        if extra:
+        extra = (set(self.query) | set(self.secrets)) - set(known) - COMMON_URL_OPTIONS
+        if extra:  # names only: a mistyped credential's value must not be shown
             raise ConfigError(
-                f"unknown option(s) {', '.join(sorted(extra))} in {self.redacted()}; "
-                f"known: {', '.join(sorted(known)) or 'none'}"
+                f"unknown option(s) {', '.join(sorted(extra))} in a {self.scheme}:// URL; "
+                f"known: {', '.join(sorted(set(known) | COMMON_URL_OPTIONS))}"
             )
 
 
@@ -143,6 +172,14 @@ def parse_url(url: str) -> ConnectionURL:
     if not isinstance(url, str) or "://" not in url:
         raise ConfigError("a connection URL looks like 'scheme://…', for example 'local:///data'")
     parts = urlsplit(url)
+    if parts.netloc and "@" in url.split(parts.netloc, 1)[1]:
+        # "user:pa/ss@host" splits as host "pa" and path "/ss@host": whatever is after
+        # the host part would be shown in messages, password pieces included.
+        raise ConfigError(
+            "the connection URL has an '@' after its host part: percent-encode '/', '?', "
+            "'#' and '@' in user names and passwords (%2F, %3F, %23, %40), or pass the "
+            "password as ?password_env=NAME"
+        )
     scheme = parts.scheme.lower()
     if not scheme:
         raise ConfigError("the connection URL has no scheme")
@@ -153,7 +190,7 @@ def parse_url(url: str) -> ConnectionURL:
     query: dict[str, str] = {}
     secrets: dict[str, Secret] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key.lower() in _SECRET_QUERY_KEYS:
+        if is_secret_option(key):
             secrets[key.lower() if key.lower() != "apikey" else "api_key"] = Secret(value)
         else:
             query[key] = value

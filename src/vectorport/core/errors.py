@@ -82,7 +82,37 @@ class BackendError(VectorportError):
 
 
 class TransientBackendError(BackendError):
-    """A failure that a retry may cure: timeouts, 429, 503, dropped connections."""
+    """A failure that a retry may cure: timeouts, 429, 503, dropped connections.
+
+    ``retry_after`` is the server's ``Retry-After`` in seconds when it sent one; the
+    retry policy waits at least that long before trying again.
+    """
+
+    def __init__(self, message: str, *, written_ids: Sequence[str] = (),
+                 retry_after: float | None = None) -> None:
+        super().__init__(message, written_ids=written_ids)
+        self.retry_after = retry_after
+
+
+class DeadlineExceededError(TransientBackendError):
+    """The call did not finish within its deadline (CONTRACT §6: the store's
+    ``?timeout=`` URL option, 30 s by default, or an enclosing
+    :func:`vectorport.deadline`). One deadline covers every retry of the call, so this
+    error is never retried inside it; calling again later may succeed."""
+
+
+def drop_hidden_context(exc: BaseException) -> BaseException:
+    """Really drop what ``raise ... from None`` only hides: Python keeps the exception
+    being handled as ``__context__`` even then, and a native exception there may hold a
+    credential. The facade calls this on every error it lets out; returns ``exc``."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if link.__suppress_context__:
+            link.__context__ = None
+        link = link.__cause__ or link.__context__
+    return exc
 
 
 class SourceNotFoundError(VectorportError):

@@ -6,18 +6,32 @@ through :func:`run` (sync) or :func:`arun` (async), so a policy plugin whose
 ``vectorport_after_operation`` sees every outcome, with the error if there was one,
 including the refusal of a before hook (so metrics count refused operations too). The
 hooks fire once per operation; retries of an idempotent operation happen inside.
+
+Each operation runs inside the store's deadline (``timeout``, see
+:mod:`vectorport.core.retry`); a batched upsert is ONE call with one deadline for all
+its batches (:meth:`Runner.send_batches`), and once a batch has failed transiently
+(after its retries: the server is down or stalled) no further batch is started, so a
+dead server surfaces within the deadline instead of being retried batch after batch.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from vectorport.core.errors import BackendError
+from vectorport.core.errors import (
+    BackendError,
+    TransientBackendError,
+    VectorportError,
+    drop_hidden_context,
+)
 from vectorport.core.plugin import OperationEvent, OperationOutcome, Registry, result_count
-from vectorport.core.retry import RetryPolicy
+from vectorport.core.retry import DEFAULT_TIMEOUT, RetryPolicy, deadline
 from vectorport.core.types import Record
 
 T = TypeVar("T")
@@ -30,22 +44,32 @@ class Runner:
     registry: Registry
     retry: RetryPolicy
     backend: str
+    timeout: float | None = DEFAULT_TIMEOUT
+    """Seconds each operation may take, retries included (``None``: unbounded)."""
 
     def run(self, operation: str, fn: Callable[[], T], *, index: str | None = None,
             namespace: str | None = None, size: int | None = None,
             idempotent: bool = True, top_k: int | None = None) -> T:
-        """Call ``fn`` (retried when ``idempotent``) between the operation hooks."""
-        retry = self.retry
+        """Call ``fn`` (retried when ``idempotent``) between the operation hooks, within
+        the store's deadline."""
+        retry, timeout = self.retry, self.timeout
+
+        def attempt(call: Callable[[], T]) -> T:
+            try:
+                with deadline(timeout):
+                    return retry.call(operation, call) if idempotent else call()
+            except VectorportError as exc:
+                raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
+
         if not self.registry.has_operation_hooks():  # no plugin: no event, no clock
-            return retry.call(operation, fn) if idempotent else fn()
+            return attempt(fn)
         event = OperationEvent.of(self.backend, operation, index, namespace, size, top_k)
         tally = _Tally(event.top_k)
-        counted = tally.counting(fn)
         started = time.perf_counter()
         error: BaseException | None = None
         try:
             self.registry.before(event=event)
-            return tally.result(retry.call(operation, counted) if idempotent else counted())
+            return tally.result(attempt(tally.counting(fn)))
         except BaseException as exc:
             error = exc
             raise
@@ -61,23 +85,99 @@ class Runner:
 
         The hooks are plain functions (pluggy calls them synchronously), so they run on
         the event loop: a plugin must not block there."""
+        retry, timeout = self.retry, self.timeout
+
+        async def attempt(call: Callable[[], Awaitable[T]]) -> T:
+            try:
+                with deadline(timeout):
+                    return await (retry.acall(operation, call) if idempotent else call())
+            except VectorportError as exc:
+                raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
+
         if not self.registry.has_operation_hooks():
-            return await (self.retry.acall(operation, fn) if idempotent else fn())
+            return await attempt(fn)
         event = OperationEvent.of(self.backend, operation, index, namespace, size, top_k)
         tally = _Tally(event.top_k)
-        counted = tally.counting(fn)
         started = time.perf_counter()
         error: BaseException | None = None
         try:
             self.registry.before(event=event)
-            return tally.result(
-                await (self.retry.acall(operation, counted) if idempotent else counted()))
+            return tally.result(await attempt(tally.counting(fn)))
         except BaseException as exc:
             error = exc
             raise
         finally:
             self.registry.after(event=event, error=error, seconds=time.perf_counter() - started,
                                 outcome=tally.outcome())
+
+    def send_batches(self, batches: Sequence[Sequence[Record]],
+                     send: Callable[[Sequence[Record]], None],
+                     workers: int = 1) -> list[BaseException | None]:
+        """Send each batch with ``send`` (which goes through :meth:`run`), all within
+        one deadline; the outcomes, in batch order, for :func:`settle_writes`.
+
+        Sequentially, sending stops at the first failure. Concurrently, every batch is
+        sent even when one fails (the others still land), except after a transient
+        failure: batches not started by then are not sent, and fail with it."""
+        outcomes: list[BaseException | None] = []
+        with deadline(self.timeout):
+            if workers <= 1 or len(batches) <= 1:
+                for batch in batches:
+                    try:
+                        send(batch)
+                        outcomes.append(None)
+                    except BaseException as exc:  # stop at the first failure
+                        outcomes.append(exc)
+                        break
+                return outcomes
+            given_up: list[BaseException] = []
+
+            def one(batch: Sequence[Record]) -> None:
+                if given_up:
+                    raise given_up[0]
+                try:
+                    send(batch)
+                except TransientBackendError as exc:
+                    given_up.append(exc)
+                    raise
+
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                # each thread runs in a copy of this context: the deadline goes along
+                futures = [pool.submit(contextvars.copy_context().run, one, b) for b in batches]
+                outcomes.extend(future.exception() for future in futures)
+        return outcomes
+
+    async def asend_batches(self, batches: Sequence[Sequence[Record]],
+                            send: Callable[[Sequence[Record]], Awaitable[None]],
+                            workers: int = 1) -> list[BaseException | None]:
+        """:meth:`send_batches` for a coroutine function (tasks inherit the deadline)."""
+        outcomes: list[BaseException | None] = []
+        with deadline(self.timeout):
+            if workers <= 1 or len(batches) <= 1:
+                for batch in batches:
+                    try:
+                        await send(batch)
+                        outcomes.append(None)
+                    except BaseException as exc:
+                        outcomes.append(exc)
+                        break
+                return outcomes
+            gate = asyncio.Semaphore(workers)
+            given_up: list[BaseException] = []
+
+            async def gated(batch: Sequence[Record]) -> None:
+                async with gate:
+                    if given_up:
+                        raise given_up[0]
+                    try:
+                        await send(batch)
+                    except TransientBackendError as exc:
+                        given_up.append(exc)
+                        raise
+
+            results = await asyncio.gather(*(gated(b) for b in batches), return_exceptions=True)
+            outcomes = [r if isinstance(r, BaseException) else None for r in results]
+        return outcomes
 
 
 class _Tally:

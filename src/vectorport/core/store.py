@@ -13,7 +13,6 @@ one means the same thing on every backend. The async facade
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar, Unpack
@@ -32,11 +31,13 @@ from vectorport.core.errors import (
     IndexExistsError,
     IndexNotFoundError,
     UnsupportedFeatureError,
+    VectorportError,
+    drop_hidden_context,
 )
 from vectorport.core.operations import Runner, settle_writes
 from vectorport.core.plugin import AdapterEntry, Registry, default_registry
 from vectorport.core.requests import QueryKwargs, RawFilter, Target
-from vectorport.core.retry import RetryPolicy
+from vectorport.core.retry import DEFAULT_TIMEOUT, RetryPolicy
 from vectorport.core.types import (
     Explanation,
     IdPage,
@@ -63,7 +64,10 @@ def connect(
     registry = registry or default_registry()
     parsed = parse_url(url if url is not None else default_url())
     entry = registry.by_scheme(parsed.scheme)
-    adapter = entry.load().from_url(parsed)
+    try:
+        adapter = entry.load().from_url(parsed)
+    except VectorportError as exc:  # a failed connection's chain must hold no secret
+        raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
     return Store(adapter, registry=registry, entry=entry, retry=retry, url=parsed)
 
 
@@ -85,6 +89,8 @@ class Store:
         self.registry = registry or default_registry()
         self.entry = entry
         self.retry = retry or RetryPolicy()
+        self.timeout: float | None = url.timeout() if url is not None else DEFAULT_TIMEOUT
+        """Seconds each call may take, all retries included (``?timeout=``, CONTRACT §6)."""
 
     @property
     def backend(self) -> str:
@@ -97,7 +103,7 @@ class Store:
     @property
     def runner(self) -> Runner:
         """The operation wrapper (hooks, then retry) with this store's plugins and policy."""
-        return Runner(self.registry, self.retry, self.backend)
+        return Runner(self.registry, self.retry, self.backend, self.timeout)
 
     def __repr__(self) -> str:
         return f"Store(backend={self.backend!r})"
@@ -284,21 +290,8 @@ class Index:
         def send(batch: Sequence[Record]) -> None:
             self._call("upsert", lambda: self._adapter.upsert(self.spec, ns, batch), ns, len(batch))
 
-        outcomes: list[BaseException | None] = []
-        workers = target.capabilities.write_concurrency
-        if workers > 1 and len(batches) > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                # every batch is sent even when one fails: the others still land
-                for future in [pool.submit(send, b) for b in batches]:
-                    outcomes.append(future.exception())
-        else:
-            for batch in batches:
-                try:
-                    send(batch)
-                    outcomes.append(None)
-                except BaseException as exc:  # stop at the first failure
-                    outcomes.append(exc)
-                    break
+        outcomes = self.store.runner.send_batches(
+            batches, send, target.capabilities.write_concurrency)
         settle_writes(batches, outcomes)
         return len(prepared)
 

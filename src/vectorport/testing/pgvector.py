@@ -62,7 +62,7 @@ def libpq_uri(url: str) -> str:
     """The libpq URI of a ``pgvector://`` URL (without vectorport's own options)."""
     parts = urlsplit(url)
     kept = [item for item in parts.query.split("&")
-            if item and not item.startswith(("schema=", "pool_", "password_env="))]
+            if item and not item.startswith(("schema=", "pool_", "password_env=", "timeout="))]
     return urlunsplit(("postgresql", parts.netloc, parts.path, "&".join(kept), ""))
 
 

@@ -5,8 +5,10 @@
   system per process between all such clients, so each store gets a database of its own
   (a fresh ``vp_<uuid>`` in the default tenant), dropped again on ``close``; two stores
   never see each other's indexes.
-- ``chroma+http://host:port`` (``chroma+https://`` for TLS): an ``HttpClient`` against a
-  ``chroma run`` server or a deployment.
+- ``chroma+http://host:port`` (``chroma+https://`` for TLS): chromadb's HTTP client
+  against a ``chroma run`` server or a deployment, with a timeout on every request (the
+  store's ``?timeout=``) and the URL's credentials: ``user:password@`` for basic auth,
+  ``?token_env=NAME`` for token auth (see :mod:`.http_client`).
 
 ``?tenant=`` and ``?database=`` (persistent and HTTP) pick an existing tenant and
 database. Telemetry is switched off, and no embedding function is ever configured, so
@@ -15,6 +17,7 @@ nothing but the named server is contacted.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,10 +28,18 @@ import chromadb
 from chromadb.api import ClientAPI
 from chromadb.config import DEFAULT_DATABASE, DEFAULT_TENANT, Settings
 
-from vectorport.adapterkit import ConfigError, ConnectionURL
+from vectorport.adapterkit import ConfigError, ConnectionURL, deadline
 from vectorport.adapters.chroma.dropping import drop_all_collections
 from vectorport.adapters.chroma.errors import chroma_errors, is_not_found
+from vectorport.adapters.chroma.http_client import (
+    base_url,
+    bound,
+    preflight,
+    with_credentials,
+)
 from vectorport.adapters.chroma.options import MEMORY_URL_OPTIONS, URL_OPTIONS
+
+log = logging.getLogger("vectorport.chroma")
 
 SCHEMES = ("chroma", "chroma+memory", "chroma+http", "chroma+https")
 
@@ -75,6 +86,8 @@ def connect(url: ConnectionURL) -> Connection:
     tenant = options.get("tenant") or DEFAULT_TENANT
     database = options.get("database") or DEFAULT_DATABASE
     if url.scheme == "chroma":
+        if url.username is not None or url.credential("token") is not None:
+            raise ConfigError("chroma:///path opens a local folder: it takes no credentials")
         if url.host:
             raise ConfigError(
                 f"chroma URLs take a path, not a host: use chroma:///{url.host}{url.path} "
@@ -88,9 +101,20 @@ def connect(url: ConnectionURL) -> Connection:
         raise ConfigError(f"{url.scheme}:// needs a host, as in {url.scheme}://localhost:8000")
     ssl = url.scheme == "chroma+https"
     port = url.port or (443 if ssl else 8000)
-    host = url.host
-    return _open(url, lambda: chromadb.HttpClient(
-        host=host, port=port, ssl=ssl, settings=_settings(), tenant=tenant, database=database))
+    settings = with_credentials(_settings(), url)
+    host, timeout = url.host, url.timeout()
+
+    def make() -> ClientAPI:
+        with deadline(timeout):  # the constructor's own requests have no timeout
+            preflight(base_url(host, port, ssl), timeout, url.redacted())
+            client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings,
+                                         tenant=tenant, database=database)
+        if not bound(client, timeout):
+            log.warning("chroma: cannot set a timeout on this chromadb version's HTTP "
+                        "client; a stalled server may hold calls indefinitely")
+        return client
+
+    return _open(url, make)
 
 
 def _open(url: ConnectionURL, make: Callable[[], ClientAPI]) -> Connection:

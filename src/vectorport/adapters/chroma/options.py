@@ -42,7 +42,8 @@ QUERY_OPTIONS = OptionSpec("chroma", "query", (Option("where", "any"),
 INDEX_OPTIONS = OptionSpec("chroma", "index")
 INDEX_PARAMS_SPEC = OptionSpec("chroma", "index_params", tuple(
     Option(name, "int") for name in ("m", "ef_construction", "ef_search")))
-URL_OPTIONS = OptionSpec("chroma", "URL", (Option("tenant"), Option("database")))
+URL_OPTIONS = OptionSpec("chroma", "URL", (Option("tenant"), Option("database"),
+                                           Option("token", "credential")))
 MEMORY_URL_OPTIONS = OptionSpec("chroma", "URL")
 INDEX_PARAMS = {"m": "max_neighbors", "ef_construction": "ef_construction",
                 "ef_search": "ef_search"}

@@ -51,7 +51,7 @@ import pyarrow.compute as pc
 from vectorport.adapterkit import batches, exact_scores, read_only_float32, unique
 from vectorport.adapters.lancedb import codec, explain
 from vectorport.adapters.lancedb.capabilities import LANCEDB_CAPABILITIES
-from vectorport.adapters.lancedb.errors import translated
+from vectorport.adapters.lancedb.errors import remote_client_config, translated
 from vectorport.adapters.lancedb.escaping import quote_string
 from vectorport.adapters.lancedb.explain import DISTANCE_TYPES, prepare_query
 from vectorport.adapters.lancedb.filters import namespace_expression, pk_in, scoped
@@ -108,7 +108,8 @@ class LanceDBAdapter:
     backend: ClassVar[str] = BACKEND
 
     def __init__(self, uri: str, *, api_key: Secret | None = None, region: str | None = None,
-                 host_override: str | None = None, shown_as: str = "") -> None:
+                 host_override: str | None = None, shown_as: str = "",
+                 timeout: float | None = None) -> None:
         import lancedb
 
         self._shown_as = shown_as or uri
@@ -120,6 +121,8 @@ class LanceDBAdapter:
             kwargs["region"] = region
         if host_override:
             kwargs["host_override"] = host_override
+        if uri.startswith("db://"):
+            kwargs["client_config"] = remote_client_config(timeout)
         with self._translated("connect"):
             self._db = lancedb.connect(uri, **kwargs)
         self._tables: dict[str, Any] = {}
@@ -138,7 +141,8 @@ class LanceDBAdapter:
                     "?api_key_env=VAR naming an environment variable that holds it"
                 )
             return cls(f"db://{url.host}", api_key=key, region=url.option("region"),
-                       host_override=url.option("host_override"), shown_as=url.redacted())
+                       host_override=url.option("host_override"), shown_as=url.redacted(),
+                       timeout=url.timeout())
         url.unknown_options(_EMBEDDED_OPTIONS)
         if url.host or url.path in ("", "/"):
             raise ConfigError("lancedb URLs name a folder: lancedb:///path/to/folder")

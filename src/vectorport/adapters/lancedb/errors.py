@@ -20,7 +20,7 @@ from vectorport.core.errors import (
 
 _TRANSIENT_WORDS = ("commit conflict", "retryable", "timed out", "timeout", "temporarily",
                     "connection reset", "connection refused", "too many requests", "429",
-                    "503", "unavailable")
+                    "503", "unavailable", "hit retry limit")  # the Cloud client gave up
 
 
 def is_not_found(exc: BaseException) -> bool:
@@ -60,4 +60,20 @@ def translated(operation: str, index: str | None = None,
         raise error from exc
 
 
-__all__ = ["is_not_found", "is_transient", "scrub", "translated"]
+def remote_client_config(timeout: float | None) -> object:
+    """LanceDB Cloud's client settings: every request bounded by ``timeout`` and none of
+    the client's own retries (the facade's policy is the only one, inside the call's
+    deadline)."""
+    from datetime import timedelta
+
+    from lancedb.remote import ClientConfig, RetryConfig, TimeoutConfig
+
+    seconds = timedelta(seconds=timeout) if timeout is not None else None
+    return ClientConfig(
+        retry_config=RetryConfig(retries=0, connect_retries=0, read_retries=0),
+        timeout_config=TimeoutConfig(timeout=seconds, connect_timeout=seconds,
+                                     read_timeout=seconds),
+    )
+
+
+__all__ = ["is_not_found", "is_transient", "remote_client_config", "scrub", "translated"]

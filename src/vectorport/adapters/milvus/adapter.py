@@ -60,6 +60,7 @@ from vectorport.adapterkit import (
     batches,
     prefix_upper_bound,
     read_only_float32,
+    request_timeout,
     unique,
 )
 from vectorport.adapters.milvus import explain, layout
@@ -140,7 +141,7 @@ class MilvusAdapter:
     @classmethod
     def from_url(cls, url: ConnectionURL) -> MilvusAdapter:
         options = URL_OPTIONS.url(url)
-        timeout: float | None = options.get("timeout")
+        timeout: float = url.timeout()  # also bounds pymilvus's own retries of a call
         db_name = options.get("db_name")
         token = url.credential("token")
         if url.username is not None:
@@ -205,8 +206,8 @@ class MilvusAdapter:
     def _call(self, operation: str, collection: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run one client call on a collection, loading the collection if it was
         released (as every collection is after a milvus-lite or server restart)."""
-        if self._timeout is not None:
-            kwargs.setdefault("timeout", self._timeout)
+        if self._timeout is not None:  # what is left of the call's deadline
+            kwargs.setdefault("timeout", request_timeout(self._timeout))
         with translated(operation, collection):
             try:
                 return fn(collection, *args, **kwargs)

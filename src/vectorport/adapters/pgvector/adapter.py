@@ -81,6 +81,7 @@ from vectorport.core.errors import (
     VectorportError,
 )
 from vectorport.core.filters.ast import Filter
+from vectorport.core.retry import request_timeout
 from vectorport.core.types import (
     Explanation,
     IdPage,
@@ -177,7 +178,8 @@ class PgvectorAdapter:
     @contextmanager
     def _connect(self, operation: str, index: str | None = None) -> Iterator[Connection[Any]]:
         try:
-            with self._pool.connection() as conn:
+            # never wait for a pooled connection past the call's deadline
+            with self._pool.connection(request_timeout(self._settings.pool_timeout)) as conn:
                 yield conn
         except VectorportError:
             raise

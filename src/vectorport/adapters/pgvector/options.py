@@ -10,9 +10,11 @@ URL forms::
 URL options: ``schema`` (default ``public``; created if missing), ``host`` (a host name,
 or a socket directory, overriding the URL's), ``password_env`` (read the password
 from this environment variable; ``PGPASSWORD`` is also honoured by libpq),
-``sslmode``, ``sslrootcert``, ``connect_timeout``, ``application_name``,
-``pool_min_size`` (1), ``pool_max_size`` (4), ``pool_timeout`` (seconds to wait for a
-connection, 30).
+``sslmode``, ``sslrootcert``, ``connect_timeout`` (whole seconds; default: ``timeout``
+rounded up, at least 2), ``application_name``, ``pool_min_size`` (1), ``pool_max_size``
+(4), ``pool_timeout`` (seconds to wait for a pooled connection; default ``timeout``, and
+never longer than what is left of the call's deadline), and the common ``timeout``
+(seconds one call may take, retries included, default 30; CONTRACT §6).
 
 Creation options (``backend_options={"pgvector": {...}}``):
 
@@ -34,6 +36,7 @@ Query options (``backend_options={"pgvector": {...}}``):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -79,7 +82,7 @@ URL_OPTIONS = OptionSpec(BACKEND, "URL", (
     Option("application_name"),
     Option("pool_min_size", "int", default=1),
     Option("pool_max_size", "int", default=4),
-    Option("pool_timeout", "seconds", default=30.0, check=within(0, 3600)),
+    Option("pool_timeout", "seconds", check=within(0, 3600)),  # default: the store's timeout
 ))
 
 INDEX_OPTIONS = OptionSpec(BACKEND, "index", (
@@ -151,6 +154,11 @@ def connection_settings(url: ConnectionURL) -> ConnectionSettings:
     }
     for key in _LIBPQ_PASSTHROUGH:
         params[key] = options.get(key)
+    timeout = url.timeout()
+    if params["connect_timeout"] is None:
+        # libpq counts whole seconds and treats anything under 2 as 2; without it a
+        # server that accepts and never answers holds connect() for minutes.
+        params["connect_timeout"] = str(max(2, math.ceil(timeout)))
     min_size, max_size = options["pool_min_size"], options["pool_max_size"]
     if not 0 <= min_size <= max_size or max_size < 1:
         raise ConfigError("pool sizes need 0 <= pool_min_size <= pool_max_size, max >= 1")
@@ -163,7 +171,7 @@ def connection_settings(url: ConnectionURL) -> ConnectionSettings:
         schema=validate_schema(options["schema"]),
         pool_min_size=min_size,
         pool_max_size=max_size,
-        pool_timeout=options["pool_timeout"],
+        pool_timeout=options.get("pool_timeout") or timeout,
         display=url.redacted(),
     )
 

@@ -55,6 +55,7 @@ from vectorport.adapterkit import (
     url_cost,
 )
 from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
+from vectorport.adapters.pinecone.client import make_client, open_index
 from vectorport.adapters.pinecone.codec import (
     BACKEND,
     decode_id,
@@ -68,6 +69,7 @@ from vectorport.adapters.pinecone.codec import (
 )
 from vectorport.adapters.pinecone.errors import (
     CONTROL_RETRY,
+    REQUEST_RETRY,
     TRANSLATOR,
     ConflictError,
     NotFoundError,
@@ -124,7 +126,7 @@ class PineconeAdapter:
         self.region = region
         self.consistency_timeout = consistency_timeout
         self.ready_timeout = ready_timeout
-        self._handles = Handles(lambda host: self._sdk(lambda: self._pc.index(host=host)))
+        self._handles = Handles(lambda host: self._sdk(lambda: open_index(self._pc, host)))
         self._freshness = FreshnessTracker()
 
     @classmethod
@@ -142,10 +144,7 @@ class PineconeAdapter:
                 "?api_key_env=NAME"
             )
         host = options.get("host") or None
-        try:
-            client = Pinecone(api_key=key.reveal(), host=host, source_tag="vectorport")
-        except PineconeError as exc:
-            raise ConfigError(f"cannot configure the Pinecone client: {exc}") from None
+        client = make_client(key.reveal(), host, url.timeout())
         return cls(
             client,
             host=host,
@@ -166,13 +165,18 @@ class PineconeAdapter:
 
     def _sdk(self, fn: Callable[[], T], index: str | None = None,
              operation: str = "request") -> T:
-        """A data-plane call (the SDK and the facade retry those)."""
-        try:
-            return fn()
-        except PineconeError as exc:
-            if index is not None and TRANSLATOR.kind(exc) is ErrorKind.NOT_FOUND:
-                self._drop(index, close=False)  # other threads may still hold it
-            raise TRANSLATOR.error(exc, operation, index=index) from exc
+        """A data-plane request, retried here (within the call's deadline) on
+        transient failures; the facade may retry the whole operation too."""
+
+        def once() -> T:
+            try:
+                return fn()
+            except PineconeError as exc:
+                if index is not None and TRANSLATOR.kind(exc) is ErrorKind.NOT_FOUND:
+                    self._drop(index, close=False)  # other threads may still hold it
+                raise TRANSLATOR.error(exc, operation, index=index) from exc
+
+        return REQUEST_RETRY.call(f"pinecone {operation}", once)
 
     def _control(self, fn: Callable[[], T], index: str | None = None,
                  operation: str = "control-plane request") -> T:
@@ -520,14 +524,22 @@ class PineconeAdapter:
         token = cursor
         while len(ids) < limit:
             size = min(MAX_LIST_PAGE, limit - len(ids))
-            try:
-                page = handle.client.list_paginated(
-                    prefix=wire_prefix, limit=size, pagination_token=token, namespace=namespace)
+
+            def one_page(size: int = size, token: str | None = token) -> Any:
+                try:
+                    return handle.client.list_paginated(
+                        prefix=wire_prefix, limit=size, pagination_token=token,
+                        namespace=namespace)
+                except NotFoundError:
+                    raise  # an absent namespace, answered below
+                except PineconeError as exc:
+                    raise TRANSLATOR.error(exc, "list_ids", index=index.name) from exc
+
+            try:  # each page retried like every other request
+                page = REQUEST_RETRY.call("pinecone list_ids", one_page)
             except NotFoundError as exc:
                 self._namespace_absent(index, exc)
                 return IdPage((), None)
-            except PineconeError as exc:
-                raise TRANSLATOR.error(exc, "list_ids", index=index.name) from exc
             ids.extend(decode_id(item.id) for item in page.vectors if item.id is not None)
             token = page.pagination.next if page.pagination is not None else None
             if not token:

@@ -1,7 +1,8 @@
 """Pinecone SDK exceptions → the contract's error tree, through the kit's translator.
 
-429, 5xx, timeouts and dropped connections are transient (the SDK retries first, then
-the facade for idempotent operations, and the adapter itself for control-plane calls);
+429, 5xx, timeouts and dropped connections are transient (the adapter retries each
+request, within the call's deadline; the SDK's own retries are switched off, see
+:mod:`~vectorport.adapters.pinecone.client`); a ``Retry-After`` goes along;
 404 is "not found" and 409 "conflict". The SDK's messages carry no API key (it travels
 in a header).
 """
@@ -29,6 +30,11 @@ retry index creation or deletion, and every such call the adapter sends is safe 
 repeat (creation carries a token that recognises its own index)."""
 
 
+REQUEST_RETRY = RetryPolicy(attempts=5, base_seconds=0.05, cap_seconds=1.0)
+"""Each data-plane request (what the SDK's own retries used to do, now inside the
+call's deadline)."""
+
+
 def classify(exc: BaseException) -> ErrorKind:
     if isinstance(exc, _TRANSIENT):
         return ErrorKind.TRANSIENT
@@ -47,6 +53,7 @@ TRANSLATOR = ErrorTranslator(BACKEND, classify, _reason)
 
 __all__ = [
     "CONTROL_RETRY",
+    "REQUEST_RETRY",
     "TRANSLATOR",
     "ConflictError",
     "NotFoundError",

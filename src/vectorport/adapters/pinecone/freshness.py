@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 
 from vectorport.core.errors import ConsistencyTimeoutError, TransientBackendError
+from vectorport.core.retry import expired
+from vectorport.core.retry import remaining as call_remaining
 
 Key = tuple[str, str]
 
@@ -69,7 +71,9 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
     the transient failure itself when the last check failed that way (so that the caller
     may retry the whole operation)."""
     started = time.monotonic()
-    deadline = started + timeout
+    call_left = call_remaining()  # the call's own deadline may end first
+    limit = timeout if call_left is None else max(0.0, min(timeout, call_left))
+    deadline = started + limit
     pause = 0.005
     while True:
         failure: TransientBackendError | None = None
@@ -82,6 +86,8 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
         if remaining <= 0:
             if failure is not None:
                 raise failure
+            if limit < timeout:
+                raise expired(f"pinecone: waiting for {what}")
             raise ConsistencyTimeoutError(
                 f"pinecone: {what} was not visible after {timeout:g} s "
                 "(raise consistency_timeout= in the URL, or read with consistency='eventual')"

@@ -147,7 +147,7 @@ class TurbopufferAdapter:
         try:
             client = turbopuffer.Turbopuffer(
                 api_key=key.reveal(), region=region or None, base_url=base_url or None,
-                timeout=options["timeout"], max_retries=options["max_retries"],
+                timeout=url.timeout(), max_retries=options["max_retries"],
                 telemetry=False,
             )
         except (ValueError, turbopuffer.TurbopufferError) as exc:

@@ -2,8 +2,9 @@
 
 URL: ``region`` or ``base_url`` (one of them), ``api_key`` / ``api_key_env`` (default
 ``TURBOPUFFER_API_KEY``), ``prefix`` of every namespace the adapter makes (default
-``vectorport.``), ``timeout`` (seconds, default 60) and ``max_retries`` (the SDK's own
-retries, default 0: the adapter retries transient failures itself).
+``vectorport.``), ``timeout`` (seconds one call may take, retries included; default
+30) and ``max_retries`` (the SDK's own retries, default 0: the adapter retries transient
+failures itself, within the call's deadline).
 
 Index options: none. Query options: ``exact`` (``true`` asks for exhaustive ``kNN``
 instead of ``ANN``).
@@ -23,7 +24,7 @@ URL_OPTIONS = OptionSpec(BACKEND, "URL", (
     Option("base_url"),
     Option("prefix", default=DEFAULT_PREFIX,
            check=matching(PREFIX_RE, "takes up to 18 characters of A-Z a-z 0-9 _ . -")),
-    Option("timeout", "seconds", default=60.0),
+    Option("timeout", "seconds"),  # the store's deadline (CONTRACT §6), 30 s unless set
     Option("max_retries", "int", default=0),
 ))
 

