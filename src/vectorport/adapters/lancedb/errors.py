@@ -11,12 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from vectorport.core.errors import (
-    BackendError,
-    IndexNotFoundError,
-    TransientBackendError,
-    VectorportError,
-)
+from vectorport.adapterkit import ErrorKind, ErrorTranslator, VectorportError
 
 _TRANSIENT_WORDS = ("commit conflict", "retryable", "timed out", "timeout", "temporarily",
                     "connection reset", "connection refused", "too many requests", "429",
@@ -42,21 +37,43 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
+def classify(exc: BaseException) -> ErrorKind:
+    if is_not_found(exc):
+        return ErrorKind.NOT_FOUND
+    if is_transient(exc):
+        return ErrorKind.TRANSIENT
+    return ErrorKind.OTHER
+
+
+def translator(secrets: Sequence[str] = ()) -> ErrorTranslator:
+    """The kit's translator for one connection: its credentials are scrubbed from the
+    message and from the text of every native exception in the chain."""
+    known = tuple(s for s in secrets if s)
+
+    def reason(exc: BaseException) -> str:
+        return scrub(str(exc), known)
+
+    def scrub_native(exc: BaseException) -> None:
+        if known:
+            exc.args = tuple(scrub(a, known) if isinstance(a, str) else a for a in exc.args)
+
+    return ErrorTranslator("lancedb", classify, reason=reason, scrub=scrub_native)
+
+
 @contextmanager
 def translated(operation: str, index: str | None = None,
                secrets: Sequence[str] = ()) -> Iterator[None]:
-    """Re-raise anything LanceDB throws as a ``VectorportError``."""
+    """Re-raise anything LanceDB throws as a ``VectorportError`` (the kit's translation;
+    with credentials in play the native exception is dropped, not chained: its other
+    attributes may still hold the key)."""
     try:
         yield
     except VectorportError:
         raise
     except Exception as exc:
-        if index is not None and is_not_found(exc):
-            raise IndexNotFoundError(index) from None
-        message = f"lancedb {operation} failed: {scrub(str(exc), secrets)}"
-        error = TransientBackendError(message) if is_transient(exc) else BackendError(message)
-        if secrets:
-            raise error from None  # the native exception may hold the key in its text
+        error = translator(secrets).error(exc, operation, index=index)
+        if any(secrets):
+            raise error from None
         raise error from exc
 
 
@@ -76,4 +93,4 @@ def remote_client_config(timeout: float | None) -> object:
     )
 
 
-__all__ = ["is_not_found", "is_transient", "remote_client_config", "scrub", "translated"]
+__all__ = ["is_not_found", "is_transient", "remote_client_config", "scrub", "translated", "translator"]

@@ -1,21 +1,15 @@
 """Turning qdrant-client and qdrant-edge-py failures into the contract's error tree.
 
-Error translation is generic adapter work, kept in :func:`translated` to be swapped for
-the adapter kit's. Messages carry the engine's reason; the API key is never in one
+Translation is the adapter kit's (:class:`~vectorport.adapterkit.ErrorTranslator`); this
+module only classifies. Messages carry the engine's reason; the API key is never in one
 (qdrant-client sends it as a header, which no error message echoes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
-from vectorport.core.errors import (
-    BackendError,
-    IndexNotFoundError,
-    TransientBackendError,
-    VectorportError,
-)
+from vectorport.adapterkit import ErrorKind, ErrorTranslator
 
 _TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _TRANSIENT_WORDS = ("timed out", "timeout", "connection refused", "connection reset",
@@ -49,20 +43,12 @@ def is_transient(exc: BaseException) -> bool:
     return any(word in message for word in _TRANSIENT_WORDS)
 
 
-@contextmanager
-def translated(operation: str, index: str | None = None) -> Iterator[None]:
-    """Re-raise what the SDKs throw as a ``VectorportError``."""
-    try:
-        yield
-    except VectorportError:
-        raise
-    except Exception as exc:
-        if index is not None and is_not_found(exc):
-            raise IndexNotFoundError(index) from exc
-        message = f"qdrant {operation} failed: {_reason(exc)}"
-        if is_transient(exc):
-            raise TransientBackendError(message) from exc
-        raise BackendError(message) from exc
+def classify(exc: BaseException) -> ErrorKind:
+    if is_not_found(exc):
+        return ErrorKind.NOT_FOUND
+    if is_transient(exc):
+        return ErrorKind.TRANSIENT
+    return ErrorKind.OTHER
 
 
 def _reason(exc: BaseException) -> str:
@@ -70,4 +56,12 @@ def _reason(exc: BaseException) -> str:
     return text if len(text) <= 500 else text[:497] + "..."
 
 
-__all__ = ["is_not_found", "is_transient", "translated"]
+TRANSLATOR = ErrorTranslator("qdrant", classify, reason=_reason)
+
+
+def translated(operation: str, index: str | None = None) -> AbstractContextManager[None]:
+    """Re-raise what the SDKs throw as a ``VectorportError`` (the kit's translator)."""
+    return TRANSLATOR.translated(operation, index=index)
+
+
+__all__ = ["TRANSLATOR", "is_not_found", "is_transient", "translated"]
