@@ -41,6 +41,8 @@ class Options:
     """A Python with langchain-postgres and LlamaIndex installed (see ``competitors``)."""
     slow_baselines: bool = True
     """Run the slow baselines (PostgreSQL's default HNSW build, the competitors)."""
+    quick: bool = False
+    """Development sizes: 10,000 rows, and the scaling curve at 10k / 50k only."""
 
 
 # -- timing ------------------------------------------------------------------------------
