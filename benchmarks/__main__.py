@@ -132,6 +132,8 @@ def write(report: Report, sections: list[str], options: Options, seconds: float,
                   f"({f.status})" for f in missed]
     else:
         lines.append("- none")
+    for heading, block in report.sections.items():
+        lines += ["", f"## {heading}", "", *block]
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     if report.timings:

@@ -236,6 +236,8 @@ class Report:
     figures: list[Figure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    sections: dict[str, list[str]] = field(default_factory=dict)
+    """Extra Markdown blocks for BENCHMARKS.md, by heading (e.g. the scaling table)."""
 
     def add(self, figure: Figure) -> None:
         self.figures.append(figure)

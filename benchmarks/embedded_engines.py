@@ -48,6 +48,7 @@ HNSW_EF = (10, 40, 100)
 K = 10
 
 
+@contextlib.contextmanager
 def _folder(name: str) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix=f"vp-bench-{name}-"))
     try:
@@ -68,7 +69,7 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
     import lancedb
     import pyarrow as pa
 
-    for folder in _folder("lancedb"):
+    with _folder("lancedb") as folder:
         store = vectorport.connect(f"lancedb://{folder}")
         index = store.create_index("overhead", DIM, "cosine")
         db = lancedb.connect(str(folder / "raw"))
@@ -118,7 +119,7 @@ def _qdrant(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
 
     from qdrant_client import QdrantClient, models
 
-    for folder in _folder("qdrant"):
+    with _folder("qdrant") as folder:
         store = vectorport.connect(f"qdrant+local://{folder / 'vp'}")
         index = store.create_index("overhead", DIM, "cosine")
         client = QdrantClient(path=str(folder / "raw"))
@@ -213,9 +214,10 @@ def _recall(report: Report, options: Options, backend: str, url: str) -> None:
 
 
 def run(report: Report, options: Options) -> None:
-    data, queries = dataset(overhead.RECORDS, DIM, overhead.QUERIES_PER_SAMPLE)
+    data, queries = dataset(min(overhead.RECORDS, options.rows), DIM,
+                            overhead.QUERIES_PER_SAMPLE)
     batches = overhead._batches(data, overhead.UPSERT_BATCH)
-    samples = max(9, 3 * options.repeats)
+    samples = 3 * options.repeats  # the command line asks for at least 3 repeats: 9 samples
     engines = {"lancedb": (_lancedb, "lancedb://{}"), "qdrant": (_qdrant, "qdrant+local://{}")}
     for backend, (setup, url) in engines.items():
         if not _registered(backend):
@@ -229,7 +231,7 @@ def run(report: Report, options: Options) -> None:
             report.note(f"Qdrant and LanceDB: {backend} overhead failed: "
                         f"{type(exc).__name__}: {exc}")
         try:
-            for folder in _folder(f"{backend}-recall"):
+            with _folder(f"{backend}-recall") as folder:
                 _recall(report, options, backend, url.format(folder))
         except Exception as exc:
             report.note(f"Qdrant and LanceDB: {backend} recall failed: "
