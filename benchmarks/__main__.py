@@ -27,6 +27,10 @@ SECTIONS = {
     "async": "benchmarks.async_queries",
     "ingest": "benchmarks.pgvector_ingest",
     "recall": "benchmarks.recall",
+    "copy": "benchmarks.copy_transfer",
+    "langchain": "benchmarks.langchain_bridge",
+    "qdrant-lancedb": "benchmarks.embedded_engines",
+    "scaling": "benchmarks.scaling",
 }
 TITLES = {
     "local": "exact search (local)",
@@ -35,8 +39,13 @@ TITLES = {
     "async": "async (pgvector)",
     "ingest": "ingestion (pgvector)",
     "recall": "recall@10",
+    "copy": "copy and export",
+    "langchain": "LangChain bridge (pgvector)",
+    "qdrant-lancedb": "Qdrant and LanceDB",
+    "scaling": "scaling",
 }
 ROOT = Path(__file__).resolve().parent.parent
+QUICK_ROWS = 10_000
 
 
 def _versions() -> str:
@@ -126,6 +135,8 @@ def write(report: Report, sections: list[str], options: Options, seconds: float,
                   f"({f.status})" for f in missed]
     else:
         lines.append("- none")
+    for heading, block in report.sections.items():
+        lines += ["", f"## {heading}", "", *block]
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     if report.timings:
@@ -254,7 +265,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("sections", nargs="*", metavar="section",
                         help=f"any of {', '.join(SECTIONS)} (default: all)")
-    parser.add_argument("--rows", type=int, default=ROWS,
+    parser.add_argument("--quick", action="store_true",
+                        help=f"development sizes: {QUICK_ROWS:,} rows (unless --rows) and "
+                             "the scaling curve at 10k / 50k instead of 10k / 100k / 1M")
+    parser.add_argument("--rows", type=int, default=None,
                         help=f"rows of the large tables (default {ROWS:,}); lower for a quick run")
     parser.add_argument("--repeats", type=int, default=REPEATS,
                         help=f"samples per side of each paired measurement (default {REPEATS})")
@@ -276,12 +290,14 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    if args.rows is None:
+        args.rows = QUICK_ROWS if args.quick else ROWS
     if args.rows < 1000:
         parser.error("--rows must be at least 1000")
     sections = args.sections or list(SECTIONS)
     options = Options(rows=args.rows, repeats=max(3, args.repeats),
                       competitors_python=args.competitors_python,
-                      slow_baselines=not args.skip_slow_baselines)
+                      slow_baselines=not args.skip_slow_baselines, quick=args.quick)
     report = Report()
     started = time.perf_counter()
     try:

@@ -41,6 +41,8 @@ class Options:
     """A Python with langchain-postgres and LlamaIndex installed (see ``competitors``)."""
     slow_baselines: bool = True
     """Run the slow baselines (PostgreSQL's default HNSW build, the competitors)."""
+    quick: bool = False
+    """Development sizes: 10,000 rows, and the scaling curve at 10k / 50k only."""
 
 
 # -- timing ------------------------------------------------------------------------------
@@ -234,6 +236,8 @@ class Report:
     figures: list[Figure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    sections: dict[str, list[str]] = field(default_factory=dict)
+    """Extra Markdown blocks for BENCHMARKS.md, by heading (e.g. the scaling table)."""
 
     def add(self, figure: Figure) -> None:
         self.figures.append(figure)

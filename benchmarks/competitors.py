@@ -33,6 +33,11 @@ class Load:
     version: str
 
 
+RESULTS: dict[tuple[str, int], Load] = {}
+"""Loads already measured in this run, by (library, rows): the ingestion section and the
+LangChain-bridge section load the same data, so the slow baseline runs once."""
+
+
 def python(configured: str | None) -> str:
     """The competitors' Python: the configured one, else ``.bench/competitors``."""
     if configured:
@@ -79,4 +84,6 @@ def load(interpreter: str, library: str, uri: str, data_path: str, meta_path: st
         raise RuntimeError(f"{library} worker failed ({done.returncode}):\n"
                            f"{done.stderr[-3000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return Load(float(result["seconds"]), int(result["rows"]), str(result["version"]))
+    measured = Load(float(result["seconds"]), int(result["rows"]), str(result["version"]))
+    RESULTS[(library, measured.rows)] = measured
+    return measured

@@ -408,7 +408,7 @@ def _calls(fn: Callable[[], object], budget: float, low: int, high: int) -> int:
 
 
 def _measure(report: Report, backend: str, sides: Sides, queries: Vectors,
-             batches: list[Batch], samples: int) -> None:
+             batches: list[Batch], samples: int, section: str = SECTION) -> None:
     for note in sides.notes:
         report.note(note)
     same = np.mean([_overlap(sides.vp_query(q), sides.raw_query(q)) for q in queries[:10]])
@@ -445,7 +445,7 @@ def _measure(report: Report, backend: str, sides: Sides, queries: Vectors,
     else:
         vp, raw = paired_medians(query_loop(sides.vp_query), query_loop(sides.raw_query),
                                  repeats=samples)
-    report.add(Figure(SECTION, f"{backend}: query, top {TOP_K} with metadata",
+    report.add(Figure(section, f"{backend}: query, top {TOP_K} with metadata",
                       vp / calls * 1e6, raw / calls * 1e6, "µs per call vs raw SDK", TARGET,
                       higher_is_better=False))
 
@@ -461,6 +461,6 @@ def _measure(report: Report, backend: str, sides: Sides, queries: Vectors,
 
     vp, raw = paired_medians(upsert_loop("vp", sides.vp_upsert),
                              upsert_loop("raw", sides.raw_upsert), repeats=samples)
-    report.add(Figure(SECTION, f"{backend}: upsert of {UPSERT_BATCH} records",
+    report.add(Figure(section, f"{backend}: upsert of {UPSERT_BATCH} records",
                       vp / per_sample * 1e3, raw / per_sample * 1e3,
                       "ms per call vs raw SDK", TARGET, higher_is_better=False))

@@ -1,0 +1,139 @@
+"""LangChain on vectorport: ``VectorportVectorStore`` over pgvector against
+``langchain-postgres``' ``PGVector``, each adding ``--rows`` precomputed embeddings.
+
+Both sides load the ingestion section's data (``--rows`` × 384 clustered vectors, a
+metadata dict and a short text each) into an empty store on the same PostgreSQL server,
+in calls of 5,000 texts:
+
+- **vectorport**: ``VectorportVectorStore.add_texts(texts, metadatas, ids=…)`` with an
+  ``Embeddings`` that hands back the precomputed rows for those texts (a lookup, then
+  ``tolist()``, as LangChain embedders return lists), over an index created with
+  ``defer_index`` (its HNSW index built once after a load; langchain-postgres creates no
+  vector index at all);
+- **langchain-postgres**: ``PGVector.add_embeddings`` with the same lists, in its own
+  virtualenv (:mod:`benchmarks.competitors`: it pins a pgvector-python older than
+  vectorport's). When the ingestion section ran in this run it already measured exactly
+  this load, and its figure is reused instead of loading 100k rows through LangChain again.
+
+The vectorport side runs ``--repeats`` times (3 above 20,000 rows), the table dropped and
+recreated (untimed) before each, and its median is reported against the single
+langchain-postgres load (target ≥ 8×).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+import vectorport
+from benchmarks import competitors
+from benchmarks.common import DIM, Figure, Options, Report, Vectors, dataset, document, metadata, record_id
+from benchmarks.servers import SERVERS
+
+SECTION = "LangChain bridge (pgvector)"
+SCHEMA = "bench_langchain"
+INDEX = "langchain_vp"
+BATCH = 5_000
+TARGET = "≥ 8×"
+
+
+def precomputed(vectors: Vectors, texts: list[str]) -> Any:
+    """A LangChain ``Embeddings`` answering with the precomputed row of each text."""
+    from langchain_core.embeddings import Embeddings
+
+    rows = {text: n for n, text in enumerate(texts)}
+
+    class Precomputed(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            chosen: list[list[float]] = vectors[[rows[t] for t in texts]].tolist()
+            return chosen
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    return Precomputed()
+
+
+def vectorport_load(store: vectorport.Store, embeddings: Any, ids: list[str],
+                    texts: list[str], metas: list[dict[str, Any]]) -> float:
+    from vectorport.integrations.langchain import VectorportVectorStore
+
+    store.delete_index(INDEX, missing_ok=True)
+    index = store.create_index(INDEX, DIM, "cosine",
+                               backend_options={"pgvector": {"defer_index": True}})
+    bridge = VectorportVectorStore(embeddings, index=index)
+    start = time.perf_counter()
+    for lo in range(0, len(ids), BATCH):
+        hi = lo + BATCH
+        bridge.add_texts(texts[lo:hi], metas[lo:hi], ids=ids[lo:hi])
+    seconds = time.perf_counter() - start
+    if index.count() != len(ids):
+        raise RuntimeError(f"the bridge left {index.count()} records, not {len(ids)}")
+    return seconds
+
+
+def _langchain_postgres(report: Report, options: Options, uri: str, vectors: Vectors,
+                        ids: list[str], texts: list[str],
+                        metas: list[dict[str, Any]]) -> competitors.Load | None:
+    known = competitors.RESULTS.get(("langchain", len(ids)))
+    if known is not None:
+        report.note("LangChain bridge: the langchain-postgres figure is the ingestion "
+                    "section's load of the same data in this run")
+        return known
+    try:
+        interpreter = competitors.python(options.competitors_python)
+    except Exception as exc:
+        report.note(f"LangChain bridge: langchain-postgres not measured: no environment for "
+                    f"it ({type(exc).__name__}: {exc})")
+        return None
+    scratch = SERVERS.scratch()
+    data_path = os.path.join(scratch, "langchain.npz")
+    meta_path = os.path.join(scratch, "langchain-metadata.json")
+    np.savez(data_path, vectors=vectors, ids=np.array(ids), texts=np.array(texts))
+    with open(meta_path, "w", encoding="utf-8") as f:
+        json.dump(metas, f)
+    print("  loading with langchain-postgres PGVector …", flush=True)
+    try:
+        return competitors.load(interpreter, "langchain", uri, data_path, meta_path, BATCH,
+                                scratch)
+    except Exception as exc:
+        report.note(f"LangChain bridge: langchain-postgres failed: {exc}")
+        return None
+
+
+def run(report: Report, options: Options) -> None:
+    from vectorport.testing.pgvector import libpq_uri
+
+    rows = options.rows
+    url = f"{SERVERS.postgres()}&schema={SCHEMA}"
+    vectors = dataset(rows, DIM)[0]
+    ids = [record_id(i) for i in range(rows)]
+    texts = [document(i) for i in range(rows)]
+    metas = [metadata(i) for i in range(rows)]
+    embeddings = precomputed(vectors, texts)
+    store = vectorport.connect(url)
+    try:
+        repeats = options.repeats if rows <= 20_000 else 3
+        print(f"  adding {rows:,} precomputed embeddings through VectorportVectorStore "
+              f"({repeats} times) …", flush=True)
+        seconds = statistics.median(vectorport_load(store, embeddings, ids, texts, metas)
+                                    for _ in range(repeats))
+        store.delete_index(INDEX, missing_ok=True)
+        baseline = (_langchain_postgres(report, options, libpq_uri(url), vectors, ids, texts,
+                                        metas) if options.slow_baselines else None)
+        if baseline is None:
+            report.note(f"LangChain bridge: VectorportVectorStore added {rows / seconds:,.0f} "
+                        "embeddings/s (no langchain-postgres figure in this run)")
+            return
+        if baseline.rows != rows:
+            report.note(f"LangChain bridge: langchain-postgres left {baseline.rows} rows")
+        report.add(Figure(SECTION, f"add {rows:,} precomputed embeddings: VectorportVectorStore "
+                          f"vs {baseline.version} PGVector.add_embeddings", rows / seconds,
+                          rows / baseline.seconds, "embeddings/s", TARGET))
+    finally:
+        store.close()
