@@ -20,6 +20,9 @@ input sits inside the ``$and``, under the enforced conditions).
 
 Precedence of ``top_k``: context, then input, then the creation default; the input's
 value is bounded by ``max_top_k``.
+
+The model must be the embedder that built the index: an index recording another one
+is refused with ``EmbedderMismatchError`` (see :mod:`vectorport.agent.identity`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any, TypeAlias
 
 from vectorport.agent.context import RequestContext
 from vectorport.agent.database_config import QueryOptions, options_for_backend
+from vectorport.agent.identity import IdentityGuard
 from vectorport.agent.rerank import Reranker
 from vectorport.agent.result import QuerySource, VectorQueryResult
 from vectorport.agent.schema import (
@@ -198,6 +202,7 @@ class VectorQueryTool:
         self.tenant_key = tenant_key
         self.tenant_filter = tenant_filter
         self.tenant_namespace = tenant_namespace
+        self._identity = IdentityGuard()
         operators = None
         if isinstance(vector_store, (Store, AsyncStore)):
             store = vector_store.store if isinstance(vector_store, AsyncStore) else vector_store
@@ -482,7 +487,9 @@ class VectorQueryTool:
         store = self._as_store(run_sync(pending) if inspect.isawaitable(pending) else pending)
         kwargs, options = self._query_kwargs(call, store)  # config errors before any I/O
         index = store.index(call.index_name)
-        vector = embed_one(self._embedder(call), call.query_text)
+        embedder = self._embedder(call)
+        self._identity.check(index, embedder, kwargs.get("namespace", ""))
+        vector = embed_one(embedder, call.query_text)
         dense, sparse, factor = self._hybrid(index.metric, vector, self._sparse(call, options),
                                              kwargs)
         matches = index.query(dense, sparse=sparse, **kwargs)
@@ -499,7 +506,10 @@ class VectorQueryTool:
         store = self._as_store(await pending if inspect.isawaitable(pending) else pending)
         kwargs, options = self._query_kwargs(call, store)
         index: Index = await asyncio.to_thread(store.index, call.index_name)
-        vector = (await aembed(self._embedder(call), [call.query_text]))[0]
+        embedder = self._embedder(call)
+        await asyncio.to_thread(self._identity.check, index, embedder,
+                                kwargs.get("namespace", ""))
+        vector = (await aembed(embedder, [call.query_text]))[0]
         dense, sparse, factor = self._hybrid(index.metric, vector, self._sparse(call, options),
                                              kwargs)
         matches = self._rescale(await AsyncIndex(index).query(dense, sparse=sparse, **kwargs),

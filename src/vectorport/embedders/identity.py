@@ -9,6 +9,12 @@ re-embed when asked, an index built by another one.
 An embedder can state its identity with an ``identity`` attribute; otherwise it is
 derived from the built-in classes' settings, or from the class (and the wrapped
 function, for :class:`FunctionEmbedder`). Nothing secret goes in: no API key, no URL.
+
+**Where an index keeps it.** One small record per namespace of the index, id
+``ns:<namespace>``, in the reserved namespace ``vp.embedder`` of the same index: it
+travels with the index (copy, export) and no search of the data namespace sees it.
+:func:`record_identity`, :func:`stored_identity` and :func:`check_identity` are the one
+implementation the Workspace, SemanticRecall and the query tool share.
 """
 
 from __future__ import annotations
@@ -17,9 +23,15 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vectorport.core.errors import ConfigError
+
+if TYPE_CHECKING:  # the store imports much more than this early module should
+    from vectorport.core.store import Index
+
+IDENTITY_NAMESPACE = "vp.embedder"
+"""Where an index keeps the identity of the embedder that built each of its namespaces."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,4 +131,74 @@ def identity_of(embedder: Any, dimension: int | None = None) -> EmbedderIdentity
     return EmbedderIdentity(f"{kind.__module__}.{kind.__qualname__}", None, dim)
 
 
-__all__ = ["EmbedderIdentity", "EmbedderMismatchError", "identity_of"]
+def identity_record_id(namespace: str) -> str:
+    """The id of the identity record of ``namespace`` (in :data:`IDENTITY_NAMESPACE`)."""
+    return f"ns:{namespace}"
+
+
+def stored_identity(index: Index, namespace: str = "") -> EmbedderIdentity | None:
+    """The identity recorded for ``namespace`` of ``index``; ``None`` when there is none
+    (an index written before identities were recorded, or by other code) or when the
+    record is unreadable."""
+    record_id = identity_record_id(namespace)
+    record = index.fetch([record_id], namespace=IDENTITY_NAMESPACE).get(record_id)
+    return None if record is None else EmbedderIdentity.from_metadata(record.metadata)
+
+
+def record_identity(index: Index, identity: EmbedderIdentity, namespace: str = "") -> None:
+    """Record ``identity`` as the embedder of ``namespace`` of ``index`` (replacing any)."""
+    # a unit vector: valid under every metric (a zero vector has no cosine)
+    unit = [1.0] + [0.0] * (index.dimension - 1)
+    index.upsert([{"id": identity_record_id(namespace), "vector": unit,
+                   "metadata": identity.as_metadata()}], namespace=IDENTITY_NAMESPACE)
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityCheck:
+    """The embedder given now (``current``) against the one recorded (``stored``) for
+    ``namespace`` of the index ``index_name``."""
+
+    index_name: str
+    namespace: str
+    current: EmbedderIdentity
+    stored: EmbedderIdentity | None
+
+    @property
+    def recorded(self) -> bool:
+        return self.stored is not None
+
+    @property
+    def compatible(self) -> bool:
+        """No record (nothing to contradict), or a record of the same embedder."""
+        return self.stored is None or self.stored.compatible(self.current)
+
+    def mismatch_error(self, remedy: str) -> EmbedderMismatchError:
+        """The error refusing this index; ``remedy`` says what the caller can do."""
+        stored = self.stored.describe() if self.stored is not None else "unknown"
+        return EmbedderMismatchError(
+            f"index {self.index_name!r} (namespace {self.namespace!r}) was built by embedder "
+            f"[{stored}], not [{self.current.describe()}]: its vectors cannot be searched "
+            f"with this one. {remedy}"
+        )
+
+
+def check_identity(index: Index, embedder: Any, namespace: str = "",
+                   dimension: int | None = None) -> IdentityCheck:
+    """Compare ``embedder`` with what ``index`` records for ``namespace`` (one fetch, no
+    write). ``dimension`` (the length of vectors the embedder produced) fills an unknown
+    one; it defaults to the index's."""
+    current = identity_of(embedder, dimension if dimension is not None else index.dimension)
+    return IdentityCheck(index.name, namespace, current, stored_identity(index, namespace))
+
+
+__all__ = [
+    "IDENTITY_NAMESPACE",
+    "EmbedderIdentity",
+    "EmbedderMismatchError",
+    "IdentityCheck",
+    "check_identity",
+    "identity_of",
+    "identity_record_id",
+    "record_identity",
+    "stored_identity",
+]

@@ -18,6 +18,10 @@ embeddings upserted (id = message id) with ``message_id``, ``thread_id``,
 ``resource_id``, ``role`` and ``created_at`` metadata and the content as the document.
 Embeddings go through an LRU cache, so a message embedded on input is not embedded
 again on output.
+
+The embedder is part of the index's identity (:mod:`vectorport.recall.identity`): an
+index recorded by another embedder is refused with ``EmbedderMismatchError``, or its
+vectors embedded again from the stored messages with ``reembed=True``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from vectorport.embedders.cache import CachedEmbedder
 from vectorport.embedders.function import as_embedder
 from vectorport.embedders.hashing import default_embedder
 from vectorport.recall.formatting import other_threads_message
+from vectorport.recall.identity import RecallIndex
 from vectorport.recall.messages import MEMORY_SOURCE, Message, as_message, iso_utc
 from vectorport.recall.options import (
     MessageRange,
@@ -60,6 +65,8 @@ class SemanticRecall:
     ``threshold`` is the minimal cosine similarity of a match. ``index_name`` defaults
     to ``recall_<embedder>_<dimension>``. With ``save_messages=False`` the processor
     only embeds, for when another component already writes messages to the storage.
+    ``reembed=True`` re-embeds an index built by another embedder instead of refusing
+    it (see :mod:`vectorport.recall.identity`).
     """
 
     id = "semantic-recall"
@@ -80,6 +87,7 @@ class SemanticRecall:
         cache_size: int = 1000,
         save_messages: bool = True,
         logger: logging.Logger | None = None,
+        reembed: bool = False,
     ) -> None:
         if storage is not None and not isinstance(storage, MessageStorage):
             raise ValidationError(f"storage must implement MessageStorage, got {type(storage).__name__}")
@@ -97,6 +105,9 @@ class SemanticRecall:
         self.namespace = validation.namespace(namespace)
         self.save_messages = bool(save_messages)
         self.logger = logger or logging.getLogger("vectorport.recall")
+        self.reembed = bool(reembed)
+        self._opener = RecallIndex(self.vector, self.embedder, self.storage, self.namespace,
+                                   self.reembed, self.logger)
         self._index: Index | None = None
 
     def __repr__(self) -> str:
@@ -119,11 +130,8 @@ class SemanticRecall:
     def _open_index(self, dimension: int, *, create: bool) -> Index | None:
         if self._index is not None and self._index.dimension == dimension:
             return self._index
-        name = self.index_name_for(dimension)
-        if create:
-            self._index = self.vector.create_index(name, dimension, "cosine", exist_ok=True)
-        elif self.vector.has_index(name):
-            self._index = self.vector.index(name)
+        self._index = self._opener.open(self.index_name_for(dimension), dimension,
+                                        create=create)
         return self._index
 
     # -- input: recall -----------------------------------------------------------------

@@ -27,7 +27,14 @@ from vectorport.core.filters.ast import Filter
 from vectorport.core.store import Index, Store
 from vectorport.core.types import Match
 from vectorport.embedders.base import Embedder, Vector
-from vectorport.embedders.identity import EmbedderIdentity, EmbedderMismatchError, identity_of
+from vectorport.embedders.identity import (
+    IDENTITY_NAMESPACE,
+    EmbedderIdentity,
+    check_identity,
+    identity_of,
+    record_identity,
+    stored_identity,
+)
 from vectorport.workspace.entries import CHUNK, CHUNKS, FINGERPRINT, ORIGIN, PATH, Entry
 from vectorport.workspace.naming import entry_key
 
@@ -45,8 +52,7 @@ def cosine01(value: float) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-IDENTITY_NAMESPACE = "vp.embedder"
-"""Where an index keeps the identity of the embedder that built it."""
+__all__ = ["IDENTITY_NAMESPACE", "StoredState", "VectorSide", "cosine01"]
 
 
 class VectorSide:
@@ -58,10 +64,6 @@ class VectorSide:
         self.namespace = namespace
         self.reembed = reembed
         self._index: Index | None = None
-
-    @property
-    def _identity_id(self) -> str:
-        return f"ns:{self.namespace}"
 
     def _open(self, dimension: int | None, *, create: bool) -> Index | None:
         if self._index is not None:
@@ -76,28 +78,21 @@ class VectorSide:
         return self._index
 
     def stored_identity(self, index: Index) -> EmbedderIdentity | None:
-        found = index.fetch([self._identity_id], namespace=IDENTITY_NAMESPACE)
-        record = found.get(self._identity_id)
-        return None if record is None else EmbedderIdentity.from_metadata(record.metadata)
+        return stored_identity(index, self.namespace)
 
     def _checked(self, index: Index) -> Index | None:
         """``index`` if this embedder built it (recording it on a legacy index), after a
         re-embed reset if asked; ``None`` when the reset dropped the index."""
-        current = identity_of(self.embedder, index.spec.dimension)
-        stored = self.stored_identity(index)
-        if stored is None or stored.compatible(current):
-            if stored is None:
+        check = check_identity(index, self.embedder, self.namespace)
+        if check.compatible:
+            if not check.recorded:
                 self._record(index)
             return index
         if not self.reembed:
-            raise EmbedderMismatchError(
-                f"index {self.index_name!r} (namespace {self.namespace!r}) was built by "
-                f"embedder [{stored.describe()}], not [{current.describe()}]: its vectors "
-                "cannot be searched with this one. Use the embedder that built it, another "
-                "search_index_name, or reembed=True (CLI: --reembed) to embed everything "
-                "again with this one"
-            )
-        if current.dimension != index.spec.dimension:
+            raise check.mismatch_error(
+                "Use the embedder that built it, another search_index_name, or reembed=True "
+                "(CLI: --reembed) to embed everything again with this one")
+        if check.current.dimension != index.spec.dimension:
             self.store.delete_index(self.index_name, missing_ok=True)
             return None
         index.delete_namespace(self.namespace)
@@ -105,10 +100,7 @@ class VectorSide:
         return index
 
     def _record(self, index: Index) -> None:
-        identity = identity_of(self.embedder, index.spec.dimension)
-        unit = [1.0] + [0.0] * (index.spec.dimension - 1)
-        index.upsert([{"id": self._identity_id, "vector": unit,
-                       "metadata": identity.as_metadata()}], namespace=IDENTITY_NAMESPACE)
+        record_identity(index, identity_of(self.embedder, index.spec.dimension), self.namespace)
 
     def stored_states(self, paths: Sequence[str]) -> dict[str, StoredState]:
         index = self._open(None, create=False)
