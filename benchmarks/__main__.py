@@ -24,6 +24,7 @@ SECTIONS = {
     "local": "benchmarks.local_search",
     "filters": "benchmarks.filters",
     "overhead": "benchmarks.overhead",
+    "hooks": "benchmarks.hooks",
     "async": "benchmarks.async_queries",
     "ingest": "benchmarks.pgvector_ingest",
     "recall": "benchmarks.recall",
@@ -35,6 +36,7 @@ SECTIONS = {
 TITLES = {
     "local": "exact search (local)",
     "filters": "filter compilation",
+    "hooks": "operation hooks",
     "overhead": "facade overhead",
     "async": "async (pgvector)",
     "ingest": "ingestion (pgvector)",
