@@ -697,8 +697,6 @@ class ConformanceSuite(
     ConcurrencyTests,
     DifferentialTests,
     HostileInputTests,
-    HostileTextTests,
-    DeclaredLimitTests,
     LifecycleTests,
     CrudTests,
     ScoreTests,
@@ -708,5 +706,7 @@ class ConformanceSuite(
     OptionTests,
     ValidationTests,
     ScanTests,
+    HostileTextTests,
+    DeclaredLimitTests,
 ):
     """The whole suite. Subclass it (name the subclass ``Test…``) and provide ``store``."""
