@@ -74,6 +74,7 @@ from vectorport.conformance.dataset import (
     dataset_rows,
 )
 from vectorport.conformance.differential import DifferentialTests
+from vectorport.conformance.limits import DeclaredLimitTests, HostileTextTests
 from vectorport.conformance.reference import reference_query
 from vectorport.conformance.robustness import ConcurrencyTests, HostileInputTests
 from vectorport.conformance.scanning import ScanTests
@@ -686,6 +687,8 @@ def _mark_tests(cls: type, *rows: str) -> None:
 
 
 _mark_tests(HostileInputTests, HOSTILE)
+_mark_tests(HostileTextTests, HOSTILE)
+_mark_tests(DeclaredLimitTests, BAD_INPUT)
 _mark_tests(ConcurrencyTests, CONCURRENCY)
 _mark_tests(DifferentialTests, DIFFERENTIAL)
 
@@ -703,5 +706,7 @@ class ConformanceSuite(
     OptionTests,
     ValidationTests,
     ScanTests,
+    HostileTextTests,
+    DeclaredLimitTests,
 ):
     """The whole suite. Subclass it (name the subclass ``Test…``) and provide ``store``."""

@@ -20,8 +20,15 @@ import numpy as np
 from vectorport.core import validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.errors import UnsupportedFeatureError, ValidationError
-from vectorport.core.filters.ast import Filter, operators_used
+from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, operators_used
 from vectorport.core.filters.parse import parse_filter
+from vectorport.core.limits import (
+    check_filter_node,
+    check_patch_limits,
+    check_record_limits,
+    check_sparse_query,
+    filter_terms,
+)
 from vectorport.core.scoring import sort_matches
 from vectorport.core.types import (
     Consistency,
@@ -36,6 +43,9 @@ from vectorport.core.types import (
 )
 
 _INDEX_TYPES = ("auto", "flat", "hnsw", "ivf")
+MAX_PAGE = 1_000_000
+"""The largest ``limit`` / ``page_size`` accepted (pages are cut to the backend's batch
+limit anyway); ``2**64`` would overflow the engines' integer parameters."""
 RawFilter = Mapping[str, Any] | Filter | None
 
 
@@ -127,20 +137,11 @@ def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
     by_id: dict[str, Record] = {}
     for position, raw in enumerate(records):
         rec = validation.record(raw, spec.dimension, spec.sparse, position)
-        if spec.metric == "cosine" and not rec.vector.any():
-            raise ValidationError(
-                f"record {position} (id {rec.id!r}): a zero vector has no cosine similarity"
-            )
         if rec.document is not None and not caps.documents:
             raise target.unsupported("documents")
-        # validation.record already enforced the contract's limit; measure again only
-        # for a backend whose own limit is tighter.
-        if (caps.max_metadata_bytes < validation.MAX_METADATA_BYTES and rec.metadata
-                and validation.metadata_size(rec.metadata) > caps.max_metadata_bytes):
-            raise ValidationError(
-                f"record {position} (id {rec.id!r}): metadata exceeds this backend's "
-                f"limit of {caps.max_metadata_bytes} bytes"
-            )
+        # the contract's rules are checked; now the backend's own declared ones, for
+        # every record before the first batch is sent (a refused call writes nothing)
+        check_record_limits(target.backend, caps, spec, rec, f"record {position}")
         by_id.pop(rec.id, None)  # keep the position of the last occurrence
         by_id[rec.id] = rec
     return list(by_id.values())
@@ -168,6 +169,8 @@ def build_patch(
     spec = target.spec
     set_meta: dict[str, MetadataValue] = {}
     unset: set[str] = set()
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
     for key, value in (metadata or {}).items():
         validation.metadata_key(key)
         if value is None:
@@ -178,7 +181,7 @@ def build_patch(
         raise ValidationError(f"index {spec.name!r} was created without sparse vectors")
     if document is not None and not target.capabilities.documents:
         raise target.unsupported("documents")
-    return RecordPatch(
+    patch = RecordPatch(
         id=validation.record_id(id),
         vector=validation.dense_vector(vector, spec.dimension) if vector is not None else None,
         sparse=validation.sparse_vector(sparse) if sparse is not None else None,
@@ -186,6 +189,10 @@ def build_patch(
         unset_metadata=frozenset(unset),
         document=validation.document(document),
     )
+    # the rules an upsert of the same values obeys (the merged metadata is checked
+    # for size as far as the patch alone tells: its new keys already exceeding a limit)
+    check_patch_limits(target.backend, target.capabilities, spec, patch)
+    return patch
 
 
 def build_delete(
@@ -210,11 +217,22 @@ def build_delete(
 
 
 def check_filter(target: Target, raw: RawFilter) -> Filter | None:
-    """Parse a filter and refuse operators the backend does not declare."""
-    node = parse_filter(raw)
+    """Parse a filter (a hand-built AST is validated exactly like a dict) and refuse
+    operators the backend does not declare and filters beyond its declared size."""
+    hand_built = isinstance(raw, (Condition, And, Or, Nor, Not))
+    node = check_filter_node(raw) if hand_built else parse_filter(raw)  # type: ignore[arg-type]
+    if node is None:
+        return None
+    terms = filter_terms(node)  # also refuses lone surrogates in values
     unsupported = operators_used(node) - target.capabilities.filter_operators
     if unsupported:
         raise target.unsupported(f"filter operator {', '.join(sorted(unsupported))}")
+    limit = target.capabilities.limits.max_filter_terms
+    if limit is not None and terms > limit:
+        raise target.unsupported(
+            f"filters of more than {limit} terms",
+            f"this one has {terms} (nodes plus list values); split the call",
+        )
     return node
 
 
@@ -228,10 +246,13 @@ def build_count(target: Target, filter: RawFilter) -> Filter | None:
 def build_list_ids(target: Target, *, prefix: str | None, filter: RawFilter,
                    limit: int) -> Filter | None:
     node = check_filter(target, filter)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValidationError(f"limit must be a positive int, got {limit!r}")
-    if prefix is not None and not isinstance(prefix, str):
-        raise ValidationError("prefix must be a str")
+    validation.positive_int(limit, "limit", MAX_PAGE)
+    if prefix is not None:
+        if not isinstance(prefix, str):
+            raise ValidationError("prefix must be a str")
+        validation.text(prefix, "prefix")
+        if "\x00" in prefix:
+            raise ValidationError("prefix must not contain NUL")
     return node
 
 
@@ -239,8 +260,7 @@ def build_scan(target: Target, *, filter: RawFilter, page_size: int) -> tuple[Fi
     """The parsed filter and the page size a scan asks the adapter for (at most the
     backend's batch limit)."""
     node = check_filter(target, filter)
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
-        raise ValidationError(f"page_size must be a positive int, got {page_size!r}")
+    validation.positive_int(page_size, "page_size", MAX_PAGE)
     return node, min(page_size, target.capabilities.max_batch_size)
 
 
@@ -279,7 +299,9 @@ def build_query(
     dense = None
     if vector is not None:
         dense = validation.dense_vector(vector, spec.dimension, "query vector")
-        if spec.metric == "cosine" and not dense.any():
+        if spec.metric == "cosine" and (
+            float(np.linalg.norm(dense.astype(np.float64))) < validation.MIN_COSINE_NORM
+        ):
             raise ValidationError("a zero query vector has no cosine similarity")
     sparse_q = None
     if sparse is not None:
@@ -288,18 +310,14 @@ def build_query(
         if not spec.sparse:
             raise ValidationError(f"index {spec.name!r} was created without sparse vectors")
         sparse_q = validation.sparse_vector(sparse, "sparse query")
+        check_sparse_query(target.backend, caps, sparse_q)
     if dense is not None and sparse_q is not None and caps.hybrid == "none":
         raise target.unsupported("hybrid (dense + sparse) queries")
-    if min_score is not None and (
-        isinstance(min_score, bool) or not isinstance(min_score, (int, float))
-        or min_score != min_score
-    ):
-        raise ValidationError(f"min_score must be a number, got {min_score!r}")
+    score_floor = validation.score_bound(min_score) if min_score is not None else None
     for hint, value in (("ef", ef), ("probes", probes)):
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValidationError(f"{hint} must be a positive int, got {value!r}")
+        validation.positive_int(value, hint, validation.MAX_HINT)
         if hint not in caps.hints:
             raise target.unsupported(f"the {hint!r} search hint")
     if consistency not in ("strong", "eventual"):
@@ -318,7 +336,7 @@ def build_query(
         filter=check_filter(target, filter),
         include=Include(metadata=include_metadata, vectors=include_vectors,
                         documents=include_documents),
-        min_score=float(min_score) if min_score is not None else None,
+        min_score=score_floor,
         ef=ef,
         probes=probes,
         consistency=consistency,
@@ -333,7 +351,9 @@ def build_query_many(target: Target, vectors: Any,
     matrix = validation.dense_matrix(vectors, target.spec.dimension)
     if len(matrix) == 0:
         return build_query(target, np.ones(target.spec.dimension), **options), matrix
-    if target.spec.metric == "cosine" and not matrix.any(axis=1).all():
+    if target.spec.metric == "cosine" and (
+        np.linalg.norm(matrix.astype(np.float64), axis=1) < validation.MIN_COSINE_NORM
+    ).any():
         raise ValidationError("a zero query vector has no cosine similarity")
     return build_query(target, matrix[0], **options), matrix
 

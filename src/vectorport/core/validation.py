@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from vectorport.core.errors import DimensionMismatchError, ValidationError
 from vectorport.core.types import (
@@ -26,17 +27,74 @@ from vectorport.core.types import (
     SparseVector,
 )
 
-INDEX_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{2,44}$")
-NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-METADATA_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# Anchored with \Z, not $: Python's $ also matches before a final newline, and
+# "docs\n" must not pass for "docs". Callers use fullmatch as well.
+INDEX_NAME_RE = re.compile(r"[a-z][a-z0-9_]{2,44}\Z")
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+METADATA_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 MAX_ID_BYTES = 512
 MAX_METADATA_BYTES = 40 * 1024
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INT32_MAX = 2**31 - 1
+MAX_VECTOR_NORM = 1e18
+"""The largest Euclidean norm of a dense vector (CONTRACT §1). Engines compute norms,
+dot products and distances in float32: with both norms at most 1e18, every square,
+product and ``|a - b|²`` stays below 4e36, far from float32's 3.4e38, so no backend
+overflows to ``inf`` (a cosine of 0.0, a dot product of ``inf``)."""
+MIN_COSINE_NORM = 1e-18
+"""The smallest norm of a vector in a cosine index: below it the float32 squared norm
+underflows to zero on the engines and the cosine is undefined, as for a zero vector."""
+MAX_HINT = 1_000_000
+"""The largest ``ef`` / ``probes`` accepted: beyond every engine's range, and far below
+the integer sizes a driver can send."""
+
+
+def text(value: str, what: str) -> str:
+    """``value`` if it is valid Unicode text (no lone surrogates), else ValidationError."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{what} is not valid Unicode text (lone surrogate)") from None
+    return value
+
+
+def positive_int(value: object, what: str, maximum: int) -> int:
+    """A positive int at most ``maximum``: an int the size of ``2**64`` would not fit
+    any engine's integer types."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"{what} must be a positive int, got {value!r}")
+    if value > maximum:
+        raise ValidationError(f"{what} {value} exceeds the limit of {maximum}")
+    return value
+
+
+def score_bound(value: object, what: str = "min_score") -> float:
+    """A number that is a finite float (``10**400`` is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ValidationError(f"{what} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValidationError(f"{what} {value!r} is beyond the float range") from None
+    if not math.isfinite(number):
+        raise ValidationError(f"{what} must be a finite number, got {value!r}")
+    return number
+
+
+def check_norm(array: npt.NDArray[np.float32], what: str) -> None:
+    """Refuse vectors (rows of a matrix) whose norm is beyond :data:`MAX_VECTOR_NORM`."""
+    if array.size == 0:
+        return
+    norms = np.linalg.norm(array.astype(np.float64), axis=-1)
+    if (norms > MAX_VECTOR_NORM).any():
+        raise ValidationError(
+            f"{what} has a norm beyond {MAX_VECTOR_NORM:g}: engines compute in float32, "
+            "where its scores would overflow (scale it down)"
+        )
 
 
 def index_name(name: object) -> str:
-    if not isinstance(name, str) or not INDEX_NAME_RE.match(name):
+    if not isinstance(name, str) or not INDEX_NAME_RE.fullmatch(name):
         raise ValidationError(
             f"invalid index name {name!r}: use 3 to 45 characters of a-z, 0-9 and _, "
             "starting with a letter"
@@ -47,7 +105,7 @@ def index_name(name: object) -> str:
 def namespace(value: object) -> str:
     if value == "":
         return ""
-    if not isinstance(value, str) or not NAMESPACE_RE.match(value):
+    if not isinstance(value, str) or not NAMESPACE_RE.fullmatch(value):
         raise ValidationError(
             f"invalid namespace {value!r}: use '' or 1 to 64 characters of A-Z, a-z, 0-9, "
             "_ . -, starting with a letter or digit"
@@ -105,7 +163,10 @@ def dense_vector(value: object, expected_dimension: int, what: str = "vector") -
             isinstance(x, (int, float, np.number)) and not isinstance(x, bool) for x in value
         ):
             raise ValidationError(f"{what} must hold only numbers")
-        array = np.asarray(value, dtype=np.float64)
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except OverflowError:  # an int like 10**400 has no float
+            raise ValidationError(f"{what} holds a value beyond float32") from None
     else:
         raise ValidationError(
             f"{what} must be a list, tuple or 1-d numpy array, got {type(value).__name__}"
@@ -122,6 +183,7 @@ def dense_vector(value: object, expected_dimension: int, what: str = "vector") -
         as32 = np.ascontiguousarray(array, dtype=np.float32)
     if not np.isfinite(as32).all():
         raise ValidationError(f"{what} holds NaN or infinity (or a value beyond float32)")
+    check_norm(as32, what)
     if as32 is value:
         as32 = as32.copy()  # never alias the caller's buffer: they may change it later
     as32.setflags(write=False)
@@ -144,6 +206,7 @@ def dense_matrix(value: object, expected_dimension: int) -> DenseMatrix:
         matrix = np.ascontiguousarray(array, dtype=np.float32)
     if not np.isfinite(matrix).all():
         raise ValidationError("vectors hold NaN or infinity (or a value beyond float32)")
+    check_norm(matrix, "a vector")
     if matrix is value:
         matrix = matrix.copy()
     matrix.setflags(write=False)
@@ -178,9 +241,20 @@ def sparse_vector(value: object, what: str = "sparse vector") -> SparseVector:
         raise ValidationError(f"{what}: indices must be unique")
     clean_values: list[float] = []
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise ValidationError(f"{what}: value {v!r} is not a finite number")
-        clean_values.append(float(v))
+        try:
+            number = float(v)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise ValidationError(f"{what}: value {v!r} is not a finite number")
+        clean_values.append(number)
+    if math.hypot(*clean_values) > MAX_VECTOR_NORM:
+        raise ValidationError(
+            f"{what} has a norm beyond {MAX_VECTOR_NORM:g}: engines compute in float32, "
+            "where its scores would overflow (scale it down)"
+        )
     order = sorted(range(len(indices)), key=indices.__getitem__)
     return SparseVector(
         indices=tuple(int(indices[k]) for k in order),
@@ -189,8 +263,10 @@ def sparse_vector(value: object, what: str = "sparse vector") -> SparseVector:
 
 
 def metadata_value(key: str, value: object) -> MetadataValue:
-    if isinstance(value, bool | str):
+    if isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return text(value, f"metadata {key!r}")
     if isinstance(value, int):
         if not INT64_MIN <= value <= INT64_MAX:
             raise ValidationError(f"metadata {key!r}: int {value} is outside the int64 range")
@@ -204,7 +280,7 @@ def metadata_value(key: str, value: object) -> MetadataValue:
             raise ValidationError(f"metadata {key!r}: lists must not be empty")
         if not all(isinstance(v, str) for v in value):
             raise ValidationError(f"metadata {key!r}: lists may hold only str")
-        return tuple(value)
+        return tuple(text(v, f"metadata {key!r}") for v in value)
     if isinstance(value, np.generic):
         return metadata_value(key, value.item())
     raise ValidationError(
@@ -214,7 +290,7 @@ def metadata_value(key: str, value: object) -> MetadataValue:
 
 
 def metadata_key(key: object) -> str:
-    if not isinstance(key, str) or not METADATA_KEY_RE.match(key):
+    if not isinstance(key, str) or not METADATA_KEY_RE.fullmatch(key):
         raise ValidationError(
             f"invalid metadata key {key!r}: use 1 to 64 characters of A-Z, a-z, 0-9 and _, "
             "not starting with a digit"
@@ -248,7 +324,7 @@ def document(value: object) -> str | None:
         raise ValidationError(f"document must be a str, got {type(value).__name__}")
     if "\x00" in value:
         raise ValidationError("document must not contain NUL")
-    return value
+    return text(value, "document")
 
 
 def record(

@@ -320,7 +320,9 @@ def test_unstorable_text_is_refused_before_io(store: Store, name: str) -> None:
     for row in ({"id": "x", "vector": [1, 0], "metadata": {"a": "nul\x00"}},
                 {"id": "x", "vector": [1, 0], "metadata": {"a": ["ok", "\x00"]}},
                 {"id": "x", "vector": [1, 0], "document": "lone \ud800 surrogate"}):
-        with pytest.raises(UnsupportedFeatureError, match="pgvector"):
+        # declared limits (NUL) and the contract (lone surrogates): refused by the
+        # facade for the whole call, as invalid input
+        with pytest.raises(ValidationError, match=r"pgvector|surrogate"):
             index.upsert([("first", [0, 1]), row])
     assert index.count() == 1
 
@@ -333,10 +335,11 @@ def test_sparse_edges(store: Store, name: str) -> None:
     assert index.fetch(["z"])["z"].sparse.indices == (7,)  # type: ignore[union-attr]
     got = index.query(sparse={"indices": [7, 999_999_999], "values": [1.0, 2.0]}, top_k=2)
     assert [(m.id, round(m.score, 6)) for m in got] == [("top", 3.0), ("z", 2.0)]
-    with pytest.raises(UnsupportedFeatureError, match="sparse indices"):
+    # declared limits (capabilities.PGVECTOR_LIMITS), refused by the facade
+    with pytest.raises(ValidationError, match="sparse index"):
         index.upsert([{"id": "far", "vector": [1, 0],
                        "sparse": {"indices": [1_000_000_000], "values": [1.0]}}])
-    with pytest.raises(UnsupportedFeatureError, match="entries"):
+    with pytest.raises(ValidationError, match="entries"):
         index.query(sparse={"indices": list(range(16_001)), "values": [1.0] * 16_001})
     assert index.count() == 2
 

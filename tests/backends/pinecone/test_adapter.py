@@ -242,7 +242,7 @@ def test_exact_ints_floats_and_documents(store: vectorport.Store) -> None:
                        "document": "y" * 12_000}])
     assert index.count() == 1
     dot = store.create_index("exact_dot", 4, "dotproduct")
-    with pytest.raises(UnsupportedFeatureError, match="all-zero"):
+    with pytest.raises(ValidationError, match="all-zero"):  # a declared limit
         dot.upsert([("z", [0, 0, 0, 0])])
 
 
@@ -259,7 +259,7 @@ def test_unicode_ids_and_listing(store: vectorport.Store) -> None:
     assert index.list_ids(prefix="a", limit=10).ids == ("a", "ab", "a~b")  # code points
     with pytest.raises(UnsupportedFeatureError, match="list_ids with a filter"):
         index.list_ids(filter={"x": 1})
-    with pytest.raises(UnsupportedFeatureError, match="512"):
+    with pytest.raises(ValidationError, match="512"):  # a declared limit
         index.upsert([("日" * 100, [1, 0, 0, 0])])  # 300 bytes, 700 characters escaped
     index.delete(["日本", "🙂"])
     assert sorted(index.fetch(ids)) == sorted(set(ids) - {"日本", "🙂"})

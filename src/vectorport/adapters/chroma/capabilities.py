@@ -14,8 +14,16 @@
   in insertion order only, so an ordered, cursor-paged listing would read every id.
 """
 
-from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
 from vectorport.core.types import METRICS
+
+MAX_FILTER_TERMS = 900
+"""Chroma evaluates a ``where`` in SQLite, whose expression trees are at most 1,000
+deep: a ``$in`` of 988 values or an ``$or`` of 989 clauses fails there ("Expression
+tree is too large"), measured on chromadb 1.x in process. 900 keeps a margin for the
+rewrites of ``filters.py``."""
+
+CHROMA_LIMITS = Limits(max_filter_terms=MAX_FILTER_TERMS)
 
 CHROMA_CAPABILITIES = Capabilities(
     metrics=frozenset(METRICS),
@@ -34,4 +42,5 @@ CHROMA_CAPABILITIES = Capabilities(
     max_dimension=16_000,
     max_top_k=10_000,
     max_batch_size=1_000,
+    limits=CHROMA_LIMITS,
 )

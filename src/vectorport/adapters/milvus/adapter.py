@@ -363,14 +363,7 @@ class MilvusAdapter:
             row[layout.SPARSE_NEGATIVE] = negative
             if zeros:
                 aux[layout.ZERO_WEIGHTS] = zeros
-        row[layout.AUX] = aux
-        if record.document is not None and (
-            len(record.document.encode("utf-8")) > layout.DOCUMENT_MAX_BYTES
-        ):
-            raise ValidationError(
-                f"record {record.id!r}: Milvus keeps documents of at most "
-                f"{layout.DOCUMENT_MAX_BYTES} UTF-8 bytes"
-            )
+        row[layout.AUX] = aux  # the document's size: a declared limit, checked by the facade
         return row
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:

@@ -2,7 +2,12 @@
 milvus-lite 3), each item proved on milvus-lite 3 by the conformance suite and
 ``tests/backends/milvus/``. milvus-lite 2 declares less: see :mod:`.engine_line`."""
 
-from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
+
+DOCUMENT_MAX_BYTES = 65_535
+"""The largest VARCHAR Milvus declares: documents are one such field."""
+
+MILVUS_LIMITS = Limits(max_document_bytes=DOCUMENT_MAX_BYTES)
 
 MILVUS_MAX_TOP_K = 16_384
 """Milvus caps ``limit`` (and ``limit + offset``) of a search at 16,384."""
@@ -24,4 +29,5 @@ MILVUS_CAPABILITIES = Capabilities(
     max_top_k=10_000,
     max_batch_size=500,
     max_metadata_bytes=40 * 1024,
+    limits=MILVUS_LIMITS,
 )

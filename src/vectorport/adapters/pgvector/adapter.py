@@ -46,7 +46,6 @@ from vectorport.adapters.pgvector import explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
     check_records,
-    check_sparse,
     check_vector,
     match_of,
     record_of,
@@ -57,7 +56,6 @@ from vectorport.adapters.pgvector.codec import (
 from vectorport.adapters.pgvector.errors import translate
 from vectorport.adapters.pgvector.explain import prepare_query
 from vectorport.adapters.pgvector.jsonb import (
-    check_metadata,
     check_text,
 )
 from vectorport.adapters.pgvector.loop_pool import LoopPool
@@ -370,13 +368,8 @@ class PgvectorAdapter:
 
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
         layout = index_layout(index)
-        check_metadata(patch.set_metadata, "metadata strings")
-        if patch.document is not None:
-            check_text(patch.document, "documents")
-        if patch.vector is not None:
+        if patch.vector is not None:  # NUL and sparse limits: declared, checked by the facade
             check_vector(layout, patch.vector)
-        if patch.sparse is not None:
-            check_sparse(patch.sparse)
         stmt = statements.patch(self._names, layout, namespace, patch)
         return bool(self._fetchall("patch", index.name, stmt))
 

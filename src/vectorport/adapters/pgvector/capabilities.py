@@ -1,7 +1,19 @@
 """What the pgvector adapter declares: the whole contract, proven by the conformance
 suite on a real PostgreSQL with pgvector."""
 
-from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
+
+SPARSE_DIMENSIONS = 1_000_000_000
+"""pgvector's largest ``sparsevec`` dimension: every stored and query sparse vector
+uses it, so an index must be below it."""
+SPARSE_MAX_NONZERO = 16_000
+"""pgvector stores at most 16,000 non-zero elements in a ``sparsevec``."""
+
+PGVECTOR_LIMITS = Limits(
+    allow_nul=False,  # PostgreSQL text and jsonb cannot hold \u0000
+    max_sparse_entries=SPARSE_MAX_NONZERO,
+    max_sparse_index=SPARSE_DIMENSIONS - 1,
+)
 
 PGVECTOR_CAPABILITIES = Capabilities(
     filter_operators=ALL_FILTER_OPERATORS,
@@ -20,4 +32,5 @@ PGVECTOR_CAPABILITIES = Capabilities(
     max_top_k=10_000,
     max_batch_size=5_000,
     write_concurrency=2,
+    limits=PGVECTOR_LIMITS,
 )

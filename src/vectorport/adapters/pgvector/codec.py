@@ -31,8 +31,6 @@ from vectorport.adapterkit import (
     read_only_float32,
 )
 from vectorport.adapters.pgvector.jsonb import (
-    check_metadata,
-    check_text,
     decode_metadata,
     encode_metadata,
 )
@@ -188,12 +186,10 @@ def check_sparse(sparse: SparseVector) -> None:
 
 
 def check_records(layout: IndexLayout, records: Sequence[Record]) -> None:
+    """What depends on the index's own layout (its halfvec type). NUL, lone surrogates
+    and the sparse limits are declared in ``capabilities`` and checked by the facade
+    for the whole call before the first batch."""
     for rec in records:
-        check_metadata(rec.metadata, "metadata strings")
-        if rec.document is not None:
-            check_text(rec.document, "documents")
-        if rec.sparse is not None:
-            check_sparse(rec.sparse)
         check_vector(layout, rec.vector)
 
 

@@ -1,6 +1,43 @@
 """What the pinecone adapter declares (CONTRACT §7), and why each limit is what it is."""
 
-from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
+from vectorport.core.types import Record
+
+MAX_ID_LENGTH = 512
+"""Pinecone ids are at most 512 ASCII characters (its identifier limits)."""
+MAX_RECORD_METADATA_BYTES = 40 * 1024
+"""Pinecone's 40 KB of metadata per record; ours holds the document and the type
+information too (see ``codec``)."""
+MAX_SPARSE_VALUES = 2048
+"""Non-zero values of one sparse vector Pinecone takes."""
+MAX_FILTER_TERMS = 10_000
+"""Pinecone takes at most 10,000 values in the lists of one filter ($in, $nin)."""
+
+
+def stored_id_length(rid: str) -> int:
+    """The length of ``rid`` as Pinecone stores it: ``codec.encode_id`` writes every
+    character from ``~`` (0x7E) up as ``~`` and six hex digits."""
+    return sum(1 if ord(c) < 0x7E else 7 for c in rid)
+
+
+def stored_metadata_bytes(record: Record) -> int:
+    """The bytes of the metadata Pinecone receives for ``record``: user metadata, the
+    document and the reserved type keys (imported here lazily: the codec needs the SDK,
+    the declaration must not)."""
+    from vectorport.adapters.pinecone.codec import encode_metadata, metadata_bytes
+
+    return metadata_bytes(encode_metadata(record.metadata, record.document))
+
+
+PINECONE_LIMITS = Limits(
+    max_id_bytes=MAX_ID_LENGTH,
+    id_size=stored_id_length,
+    allow_zero_vector=False,  # Pinecone refuses a dense vector without a non-zero value
+    max_sparse_entries=MAX_SPARSE_VALUES,
+    record_size=stored_metadata_bytes,
+    max_record_bytes=MAX_RECORD_METADATA_BYTES,
+    max_filter_terms=MAX_FILTER_TERMS,
+)
 
 PINECONE_CAPABILITIES = Capabilities(
     # Every operator compiles, a few shapes excepted (string ranges, numbers beyond 2^53:
@@ -21,4 +58,5 @@ PINECONE_CAPABILITIES = Capabilities(
     # information's reserved keys (the adapter checks the total before sending).
     max_metadata_bytes=36 * 1024,
     write_concurrency=4,
+    limits=PINECONE_LIMITS,
 )

@@ -202,9 +202,11 @@ def read_vector(values: list[float]) -> DenseVector:
 
 def wire_vector(record: Record) -> Vector:
     """The SDK vector for a record; every check happens here, before any I/O."""
-    metadata = checked_metadata(record)
+    # id length, metadata size, zero vectors and sparse sizes are declared limits
+    # (capabilities.PINECONE_LIMITS), checked by the facade for the whole call
+    metadata = encode_metadata(record.metadata, record.document)
     return Vector(
-        id=encode_id_checked(record.id),
+        id=encode_id(record.id),
         values=dense_values(record.vector),
         sparse_values=(SparseValues(**sparse_values(record.sparse))
                        if record.sparse is not None else None),

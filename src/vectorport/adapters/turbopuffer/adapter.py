@@ -353,8 +353,6 @@ class TurbopufferAdapter:
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         if not records:
             return
-        for rec in records:
-            codec.check_value_sizes(rec.id, rec.metadata)
         native = self._native(index, namespace)
         schema = codec.schema_for(index.dimension, sorted(codec.fields_of(records)))
         rows = [codec.row_of(r) for r in records]
@@ -489,7 +487,6 @@ class TurbopufferAdapter:
                 self.backend, "patching a record's vector",
                 "turbopuffer cannot patch vector attributes; upsert the whole record",
             )
-        codec.check_value_sizes(patch.id, patch.set_metadata)
         native = self._native(index, namespace)
         row: dict[str, Any] = {"id": native_id(patch.id)}
         row.update(codec.metadata_patch(patch.set_metadata, sorted(patch.unset_metadata)))

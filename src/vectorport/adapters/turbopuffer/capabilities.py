@@ -11,7 +11,13 @@
   row more than ``top_k`` to order ties at the cut exactly, hence 9,999.
 """
 
-from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
+
+MAX_FILTERABLE_VALUE_BYTES = 4_096
+"""turbopuffer indexes filterable string values of at most 4 KiB (its documented
+limit); every metadata string is filterable, so each is held to it."""
+
+TURBOPUFFER_LIMITS = Limits(max_string_bytes=MAX_FILTERABLE_VALUE_BYTES)
 
 TURBOPUFFER_CAPABILITIES = Capabilities(
     metrics=frozenset({"cosine", "euclidean"}),
@@ -32,4 +38,5 @@ TURBOPUFFER_CAPABILITIES = Capabilities(
     max_batch_size=1_000,
     max_metadata_bytes=40 * 1024,
     write_concurrency=4,
+    limits=TURBOPUFFER_LIMITS,
 )

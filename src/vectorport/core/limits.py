@@ -1,0 +1,203 @@
+"""The backend's declared :class:`~vectorport.core.capabilities.Limits`, checked by the
+facade for a whole call before any I/O, and the gate for hand-built filter trees.
+
+Every function here is pure. ``requests.build_records`` calls
+:func:`check_record_limits` for every record of an upsert before the first batch is
+sent, so a record one backend cannot store makes the whole call fail with nothing
+written, and two backends declaring the same rule answer the same input the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from vectorport.core import validation
+from vectorport.core.capabilities import Capabilities, Limits
+from vectorport.core.errors import FilterError, ValidationError
+from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or
+from vectorport.core.filters.parse import MAX_DEPTH, MAX_NODES, parse_filter, render_filter
+from vectorport.core.types import IndexSpec, MetadataValue, Record, RecordPatch, SparseVector
+
+_NODE_TYPES = (Condition, And, Or, Nor, Not)
+
+
+class _Refusal:
+    """Builds the ValidationError of one record: where it is, which backend refuses."""
+
+    def __init__(self, backend: str, where: str, rid: str) -> None:
+        self.prefix = f"{where} (id {rid[:80]!r})" if where else rid
+        self.backend = backend
+
+    def __call__(self, rule: str) -> ValidationError:
+        return ValidationError(f"{self.prefix}: {rule} (a limit of backend {self.backend!r})")
+
+
+def _check_vector(spec: IndexSpec, limits: Limits, vector: np.ndarray, refuse: _Refusal) -> None:
+    if spec.metric == "cosine":
+        if float(np.linalg.norm(vector.astype(np.float64))) < validation.MIN_COSINE_NORM:
+            raise ValidationError(
+                f"{refuse.prefix}: a zero vector (norm below {validation.MIN_COSINE_NORM:g}) "
+                "has no cosine similarity"
+            )
+    elif not limits.allow_zero_vector and not vector.any():
+        raise refuse("an all-zero dense vector cannot be stored")
+
+
+def _check_id(limits: Limits, rid: str, refuse: _Refusal) -> None:
+    size = limits.id_size(rid) if limits.id_size is not None else len(rid.encode("utf-8"))
+    if size > limits.max_id_bytes:
+        unit = "characters in its stored form" if limits.id_size is not None else "UTF-8 bytes"
+        raise refuse(f"the id is {size} {unit}; at most {limits.max_id_bytes}")
+    if limits.id_pattern is not None and re.fullmatch(limits.id_pattern, rid) is None:
+        raise refuse(f"the id does not match {limits.id_pattern!r}")
+
+
+def _strings(metadata: Mapping[str, MetadataValue]) -> Iterable[tuple[str, str]]:
+    for key, value in metadata.items():
+        if isinstance(value, str):
+            yield key, value
+        elif isinstance(value, tuple):
+            for item in value:
+                yield key, item
+
+
+def _check_metadata(caps: Capabilities, metadata: Mapping[str, MetadataValue],
+                    refuse: _Refusal) -> None:
+    limits = caps.limits
+    if not limits.allow_nul or limits.max_string_bytes is not None:
+        for key, item in _strings(metadata):
+            if not limits.allow_nul and "\x00" in item:
+                raise refuse(f"metadata {key!r} holds a NUL character")
+            if limits.max_string_bytes is not None and (
+                len(item.encode("utf-8")) > limits.max_string_bytes
+            ):
+                raise refuse(
+                    f"metadata {key!r} holds a string of more than {limits.max_string_bytes} "
+                    "UTF-8 bytes (keep long text in the document)"
+                )
+    # validation.metadata already enforced the contract's 40 KiB; measure again only for
+    # a backend whose own limit is tighter.
+    if caps.max_metadata_bytes < validation.MAX_METADATA_BYTES and metadata:
+        size = validation.metadata_size(metadata)
+        if size > caps.max_metadata_bytes:
+            raise refuse(
+                f"metadata is {size} bytes as JSON; at most {caps.max_metadata_bytes}"
+            )
+
+
+def _check_document(limits: Limits, document: str | None, refuse: _Refusal) -> None:
+    if document is not None and limits.max_document_bytes is not None:
+        size = len(document.encode("utf-8"))
+        if size > limits.max_document_bytes:
+            raise refuse(f"the document is {size} UTF-8 bytes; at most "
+                         f"{limits.max_document_bytes}")
+
+
+def _check_sparse(limits: Limits, sparse: SparseVector | None, refuse: _Refusal) -> None:
+    if sparse is None:
+        return
+    if limits.max_sparse_entries is not None and len(sparse.indices) > limits.max_sparse_entries:
+        raise refuse(f"the sparse vector has {len(sparse.indices)} entries; at most "
+                     f"{limits.max_sparse_entries}")
+    if sparse.indices and sparse.indices[-1] > limits.max_sparse_index:
+        raise refuse(f"sparse index {sparse.indices[-1]} is beyond {limits.max_sparse_index}")
+
+
+def _check_size(limits: Limits, record: Record, refuse: _Refusal) -> None:
+    if limits.record_size is None or limits.max_record_bytes is None:
+        return
+    size = limits.record_size(record)
+    if size > limits.max_record_bytes:
+        raise refuse(f"metadata, document and type information take {size} bytes; "
+                     f"at most {limits.max_record_bytes} per record")
+
+
+def check_record_limits(backend: str, caps: Capabilities, spec: IndexSpec, record: Record,
+                        where: str = "") -> None:
+    """Refuse a (contract-valid) record the backend's declared limits do not allow."""
+    limits = caps.limits
+    refuse = _Refusal(backend, where, record.id)
+    _check_vector(spec, limits, record.vector, refuse)
+    _check_id(limits, record.id, refuse)
+    _check_metadata(caps, record.metadata, refuse)
+    _check_document(limits, record.document, refuse)
+    _check_sparse(limits, record.sparse, refuse)
+    _check_size(limits, record, refuse)
+
+
+def check_patch_limits(backend: str, caps: Capabilities, spec: IndexSpec,
+                       patch: RecordPatch) -> None:
+    """The record rules, applied to what a patch sets. Metadata size is checked on the
+    keys the patch sets: a merge can only be larger than they are alone."""
+    limits = caps.limits
+    refuse = _Refusal(backend, "patch", patch.id)
+    if patch.vector is not None:
+        _check_vector(spec, limits, patch.vector, refuse)
+    _check_id(limits, patch.id, refuse)
+    _check_metadata(caps, patch.set_metadata, refuse)
+    _check_document(limits, patch.document, refuse)
+    _check_sparse(limits, patch.sparse, refuse)
+    partial = Record(id=patch.id, vector=np.ones(spec.dimension, dtype=np.float32),
+                     metadata=patch.set_metadata, document=patch.document)
+    _check_size(limits, partial, refuse)
+
+
+def check_sparse_query(backend: str, caps: Capabilities, sparse: SparseVector) -> None:
+    """A sparse query the backend could not take (too many entries, an index beyond its
+    range) is refused before I/O, as a stored one would be."""
+    _check_sparse(caps.limits, sparse, _Refusal(backend, "", "sparse query"))
+
+
+# -- filters -----------------------------------------------------------------------------
+
+
+def check_filter_node(node: Filter) -> Filter:
+    """A hand-built AST validated exactly like a parsed dict: its shape is checked
+    without recursion (a tree too deep or too large is refused before it is walked),
+    then it is rendered and parsed again, so field names, value kinds, depth and size
+    follow the same rules (and the same messages) as a filter given as a dict."""
+    stack: list[tuple[object, int]] = [(node, 0)]
+    seen = 0
+    while stack:
+        current, depth = stack.pop()
+        seen += 1
+        if seen > 2 * MAX_NODES or depth > 2 * MAX_DEPTH:
+            raise FilterError("filter is larger or deeper than a filter may be")
+        if isinstance(current, (And, Or, Nor)):
+            children = current.children
+            if not isinstance(children, (tuple, list)) or not children:
+                raise FilterError(f"{type(current).__name__} needs a non-empty tuple of nodes")
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(current, Not):
+            stack.append((current.child, depth + 1))
+        elif not isinstance(current, Condition):
+            raise FilterError(f"{type(current).__name__} is not a filter node")
+    parsed = parse_filter(render_filter(node))
+    if parsed is None:  # pragma: no cover - a rendered node is never empty
+        raise FilterError("an empty filter is not allowed here")
+    return parsed
+
+
+def filter_terms(node: Filter) -> int:
+    """The size of a filter as the engines see it: nodes plus the values of its lists.
+    Refuses strings that are not valid Unicode text on the way (no engine stores them,
+    so none can match; every backend answers the same)."""
+    terms = 0
+    stack: list[Filter] = [node]
+    while stack:
+        current = stack.pop()
+        terms += 1
+        if isinstance(current, (And, Or, Nor)):
+            stack.extend(current.children)
+        elif isinstance(current, Not):
+            stack.append(current.child)
+        else:
+            values = current.value if isinstance(current.value, tuple) else (current.value,)
+            terms += len(values) - 1 if isinstance(current.value, tuple) else 0
+            for value in values:
+                if isinstance(value, str):
+                    validation.text(value, f"filter value of {current.field!r}")
+    return terms
