@@ -51,7 +51,8 @@ def fill(index: Any, tag: str) -> None:
 def test_names_with_helper_suffixes_coexist(store: Store, order: list[str]) -> None:
     for name in order:
         fill(store.create_index(name, 2, "cosine"), name)
-    assert sorted(store.list_indexes()) == sorted(NAMES)
+    # the run's one PostgreSQL may hold other modules' indexes too
+    assert set(NAMES) <= set(store.list_indexes())
     for name in NAMES:
         index = store.index(name)
         assert index.count() == 5

@@ -182,7 +182,7 @@ def test_list_ids_pages_prefix_and_filter(index: Index) -> None:
     assert list(index.iter_ids(page_size=4)) == sorted(ids)
     assert list(index.iter_ids(prefix="doc-", page_size=10)) == sorted(ids[:25])
     page = index.list_ids(prefix="doc-1", limit=3)
-    assert page.ids == ("doc-10", "doc-11", "doc-12") and page.next_cursor == "doc-12"
+    assert page.ids == ("doc-10", "doc-11", "doc-12") and page.next_cursor is not None
     rest = index.list_ids(prefix="doc-1", limit=100, cursor=page.next_cursor)
     assert rest.ids == tuple(f"doc-{i}" for i in range(13, 20)) and rest.next_cursor is None
     assert list(index.iter_ids(filter={"n": {"$gte": 24}})) == ["doc-24", "dod", "other-1"]
