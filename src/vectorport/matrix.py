@@ -29,6 +29,7 @@ from vectorport.conformance.base import (
     FILTER_ROWS,
     HOSTILE,
     METRIC_ROWS,
+    SCAN,
     filter_rows,
 )
 from vectorport.conformance.dataset import FILTER_CASES
@@ -183,7 +184,7 @@ def feature_rows(binding: BindingResult) -> list[tuple[str, str]]:
         if cell == "pass" and refused:
             cell = f"pass, refuses {', '.join(refused)}"
         rows.append((row, cell))
-    for row in (HOSTILE, BAD_INPUT, "namespaces isolated"):
+    for row in (HOSTILE, BAD_INPUT, "namespaces isolated", SCAN):
         rows.append((row, _cell(binding, True, row)))
     rows.append(("sparse vectors", _cell(binding, caps.sparse, "sparse vectors")))
     hybrid = _cell(binding, caps.hybrid != "none", "hybrid dense + sparse")

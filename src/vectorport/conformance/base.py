@@ -33,6 +33,7 @@ HOSTILE = "hostile keys, values, names"
 BAD_INPUT = "bad input refused before writes"
 DIFFERENTIAL = "differential vs oracle"
 CONCURRENCY = "concurrency (threads, tasks)"
+SCAN = "scan: every record once, resumable"
 METRIC_ROWS = tuple(f"metric {m}" for m in METRICS)
 FILTER_ROWS = tuple(f"filter {op}" for op in sorted(ALL_FILTER_OPERATORS))
 

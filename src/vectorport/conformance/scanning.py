@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vectorport.conformance.base import IndexFactory, SuiteBase, canonical_records
+from vectorport.conformance.base import SCAN, IndexFactory, SuiteBase, canonical_records
 from vectorport.conformance.dataset import dataset_rows
 from vectorport.core.errors import ValidationError
 from vectorport.core.filters.oracle import matches
@@ -31,6 +31,8 @@ def _same_record(got: Record, want: Record, documents: bool) -> None:
 
 
 class ScanTests(SuiteBase):
+    pytestmark = pytest.mark.feature(SCAN, when="always")
+
     def _filled(self, store: Store, make_index: IndexFactory) -> tuple[Index, list[Record]]:
         index = make_index(metric=self.a_metric(store))
         rows = dataset_rows()
