@@ -48,6 +48,7 @@ from vectorport.adapterkit.wire import (
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
+    BulkLoadingAdapter,
     ExplainingAdapter,
     IdListingAdapter,
     NativeAsyncAdapter,
@@ -121,6 +122,7 @@ __all__ = [
     "And",
     "BackendError",
     "BatchQueryAdapter",
+    "BulkLoadingAdapter",
     "Capabilities",
     "Condition",
     "ConfigError",
