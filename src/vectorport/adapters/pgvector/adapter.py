@@ -42,7 +42,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from vectorport.adapters.pgvector import explain, schema, statements
+from vectorport.adapters.pgvector import bulk, copy_stream, explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
     check_records,
@@ -52,7 +52,6 @@ from vectorport.adapters.pgvector.codec import (
     record_of,
     register_codecs,
     register_codecs_async,
-    stage_rows,
 )
 from vectorport.adapters.pgvector.errors import translate
 from vectorport.adapters.pgvector.explain import prepare_query
@@ -239,12 +238,7 @@ class PgvectorAdapter:
         self._rename_legacy_helpers(conn)  # else the old ANN index would survive the drop
         conn.execute(schema.drop_ann_index(self._names, layout))
         conn.execute(schema.create_ann_index(self._names, layout, lists))
-        conn.execute(
-            psycopg.sql.SQL("UPDATE {} SET ann_built = true WHERE name = %s").format(
-                self._names.catalog
-            ),
-            (layout.name,),
-        )
+        self._mark_ann(conn, layout.name, True)
 
     def _rename_legacy_helpers(self, conn: Connection[Any]) -> None:
         """Move helpers named the old way to the ``$`` scheme (see :mod:`.schema`)."""
@@ -268,6 +262,7 @@ class PgvectorAdapter:
             table = self._names.table(name)
             # fresh statistics first: right after a bulk load the planner would otherwise
             # think the table tiny and never use the ANN index
+            bulk.build_meta_index(conn, self._names, layout)  # if a bulk load died
             conn.execute(psycopg.sql.SQL("ANALYZE {}").format(table))
             count_row = conn.execute(
                 psycopg.sql.SQL("SELECT count(*) FROM {}").format(table)
@@ -314,10 +309,46 @@ class PgvectorAdapter:
         merge = statements.merge_stage(self._names, layout, namespace)
         with self._connect("upsert", index.name) as conn, conn.transaction():
             with conn.cursor() as cur, cur.copy(statements.copy_into_stage(layout)) as copy:
-                copy.set_types(statements.stage_types(layout))
-                for row in stage_rows(records):
-                    copy.write_row(row)
+                copy.write(copy_stream.encode(records, layout.vector_type, None))
             conn.execute(merge.sql, merge.params)
+
+    def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
+                    workers: int) -> None:
+        """Parallel binary COPY, indexes built once at the end when the table starts
+        empty (see :mod:`.bulk`)."""
+        layout = index_layout(index)
+        check_records(layout, records)
+        names = self._names
+        workers = max(1, min(workers, self._settings.pool_max_size))
+        with self._connect("upsert", index.name) as conn:
+            table_empty, ns_empty = bulk.emptiness(conn, names, layout, namespace)
+        connect = lambda: self._connect("upsert", index.name)  # noqa: E731
+        if not ns_empty:
+            bulk.run_chunks(connect, records, workers, lambda conn, chunk: bulk.merge_chunk(
+                conn, names, layout, namespace, chunk))
+            return
+        rebuild = table_empty and len(records) >= bulk.REBUILD_MIN_ROWS
+        ann_built = False
+        if rebuild:
+            with self._connect("upsert", index.name) as conn, conn.transaction():
+                ann_built = self._catalog_row(conn, index.name)[1]
+                conn.execute(bulk.drop_meta_index(names, layout))
+                conn.execute(schema.drop_ann_index(names, layout))
+                self._mark_ann(conn, index.name, False)
+        try:
+            bulk.run_chunks(connect, records, workers, lambda conn, chunk: bulk.copy_chunk(
+                conn, names, layout, namespace, chunk))
+        finally:
+            if rebuild:
+                with self._connect("upsert", index.name) as conn, conn.transaction():
+                    bulk.build_meta_index(conn, names, layout)
+                    if ann_built:
+                        self._build_ann(conn, layout, rows=len(records))
+                    conn.execute(psycopg.sql.SQL("ANALYZE {}").format(names.table(index.name)))
+
+    def _mark_ann(self, conn: Connection[Any], name: str, built: bool) -> None:
+        conn.execute(psycopg.sql.SQL("UPDATE {} SET ann_built = %s WHERE name = %s").format(
+            self._names.catalog), (built, name))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)  # explain builds the same
@@ -444,9 +475,7 @@ class PgvectorAdapter:
             async with conn.cursor() as cur, cur.copy(
                 statements.copy_into_stage(layout)
             ) as copy:
-                copy.set_types(statements.stage_types(layout))
-                for row in stage_rows(records):
-                    await copy.write_row(row)
+                await copy.write(copy_stream.encode(records, layout.vector_type, None))
             await conn.execute(merge.sql, merge.params)
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
