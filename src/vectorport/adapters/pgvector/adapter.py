@@ -321,13 +321,9 @@ class PgvectorAdapter:
         names = self._names
         workers = max(1, min(workers, self._settings.pool_max_size))
         with self._connect("upsert", index.name) as conn:
-            table_empty, ns_empty = bulk.emptiness(conn, names, layout, namespace)
+            empty = bulk.table_empty(conn, names, layout)
         connect = lambda: self._connect("upsert", index.name)  # noqa: E731
-        if not ns_empty:
-            bulk.run_chunks(connect, records, workers, lambda conn, chunk: bulk.merge_chunk(
-                conn, names, layout, namespace, chunk))
-            return
-        rebuild = table_empty and len(records) >= bulk.REBUILD_MIN_ROWS
+        rebuild = empty and len(records) >= bulk.REBUILD_MIN_ROWS
         ann_built = False
         if rebuild:
             with self._connect("upsert", index.name) as conn, conn.transaction():
@@ -336,15 +332,16 @@ class PgvectorAdapter:
                 conn.execute(schema.drop_ann_index(names, layout))
                 self._mark_ann(conn, index.name, False)
         try:
-            bulk.run_chunks(connect, records, workers, lambda conn, chunk: bulk.copy_chunk(
-                conn, names, layout, namespace, chunk))
+            bulk.run_chunks(connect, records, workers, lambda conn, chunk: bulk.write_chunk(
+                conn, names, layout, namespace, chunk, known_new=empty))
         finally:
             if rebuild:
                 with self._connect("upsert", index.name) as conn, conn.transaction():
                     bulk.build_meta_index(conn, names, layout)
-                    if ann_built:
+                    if ann_built:  # else build_index, which analyzes first, comes later
+                        conn.execute(psycopg.sql.SQL("ANALYZE {}").format(
+                            names.table(index.name)))
                         self._build_ann(conn, layout, rows=len(records))
-                    conn.execute(psycopg.sql.SQL("ANALYZE {}").format(names.table(index.name)))
 
     def _mark_ann(self, conn: Connection[Any], name: str, built: bool) -> None:
         conn.execute(psycopg.sql.SQL("UPDATE {} SET ann_built = %s WHERE name = %s").format(

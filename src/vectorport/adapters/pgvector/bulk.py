@@ -4,11 +4,12 @@ The ordinary write path stages each batch in a temp table and merges it with ``I
 ON CONFLICT``: right for any table, but every row is written twice and every index is
 maintained row by row. A bulk load does better where it can:
 
-- **The namespace holds none of its ids** (it is empty): chunks go straight into the
-  table by binary ``COPY``, one transaction per chunk, over ``workers`` connections at
-  once, so the server parses and inserts one chunk while the client encodes the next.
-  Should a row arrive from elsewhere meanwhile (a unique violation), that chunk is
-  merged the ordinary way instead, so the result is still replace-not-merge.
+- **A chunk none of whose ids is stored** (one primary-key probe per id tells) goes
+  straight into the table by binary ``COPY``, one transaction per chunk, over
+  ``workers`` connections at once, so the server parses and inserts one chunk while the
+  client encodes the next. Should a row arrive from elsewhere meanwhile (a unique
+  violation), that chunk is merged the ordinary way instead, so the result is still
+  replace-not-merge. Copying into a fresh index is this case for every page.
 - **The table is empty** too, and the load is large: the GIN index on the metadata and
   the ANN index are dropped first and built once at the end (with the layout's
   ``maintenance_work_mem`` and parallel workers), which is far cheaper than inserting
@@ -16,8 +17,8 @@ maintained row by row. A bulk load does better where it can:
   :meth:`PgvectorAdapter.build_index` restores a missing GIN index, so even a load that
   died half-way leaves nothing a ``build_index`` cannot repair. An index created with
   ``defer_index`` keeps its ANN index deferred.
-- **Otherwise** (some records may replace stored ones) the chunks take the ordinary
-  staged merge, in parallel.
+- **A chunk with stored ids** takes the ordinary staged merge (in parallel with the
+  others).
 
 The primary key stays throughout: concurrent writers keep their ``ON CONFLICT`` target.
 """
@@ -63,17 +64,31 @@ def drop_meta_index(names: Names, layout: IndexLayout) -> sql.Composed:
         sql.Identifier(names.schema, helper_name(layout.name, "meta")))
 
 
-def emptiness(conn: Connection[Any], names: Names, layout: IndexLayout,
-              namespace: str) -> tuple[bool, bool]:
-    """Whether the table, and the namespace, hold no rows."""
-    table = names.table(layout.name)
+def table_empty(conn: Connection[Any], names: Names, layout: IndexLayout) -> bool:
+    row = conn.execute(sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {})").format(
+        names.table(layout.name))).fetchone()
+    return bool(row and row[0])
+
+
+def write_chunk(conn: Connection[Any], names: Names, layout: IndexLayout, namespace: str,
+                chunk: Sequence[Record], *, known_new: bool) -> None:
+    """Straight COPY when none of the chunk's ids is stored (``known_new``: the table
+    was empty), else the staged merge."""
+    if known_new or not any_stored(conn, names, layout, namespace, chunk):
+        copy_chunk(conn, names, layout, namespace, chunk)
+    else:
+        merge_chunk(conn, names, layout, namespace, chunk)
+
+
+def any_stored(conn: Connection[Any], names: Names, layout: IndexLayout, namespace: str,
+               chunk: Sequence[Record]) -> bool:
+    """Whether the namespace holds any of the chunk's ids (one primary-key probe each)."""
     row = conn.execute(
-        sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {t}),"
-                " NOT EXISTS (SELECT 1 FROM {t} WHERE namespace = %s)").format(t=table),
-        (namespace,),
+        sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE namespace = %s AND id = ANY(%s))").format(
+            names.table(layout.name)),
+        (namespace, [rec.id for rec in chunk]),
     ).fetchone()
-    assert row is not None
-    return bool(row[0]), bool(row[1])
+    return bool(row and row[0])
 
 
 def merge_chunk(conn: Connection[Any], names: Names, layout: IndexLayout, namespace: str,
