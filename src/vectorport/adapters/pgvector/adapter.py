@@ -19,9 +19,11 @@ table, then one ``INSERT … ON CONFLICT (namespace, id) DO UPDATE``. Queries th
 ``SET LOCAL`` (``ef`` → ``hnsw.ef_search``, ``probes`` → ``ivfflat.probes``, iterative
 scan options) run in their own transaction, so the settings end with the query.
 
-Bulk loads: create with ``backend_options={"pgvector": {"defer_index": True}}``, load,
-then :meth:`PgvectorAdapter.build_index` builds the ANN index with a large
-``maintenance_work_mem`` in one go (``store.adapter.build_index(name)``).
+Bulk loads: ``index.upsert_bulk(records)`` copies straight into the table over several
+connections and builds the indexes once at the end when it starts empty (see
+:mod:`.bulk`). Create with ``backend_options={"pgvector": {"defer_index": True}}`` to
+leave the ANN index for later: :meth:`PgvectorAdapter.build_index` builds it with a
+large ``maintenance_work_mem`` in one go (``store.adapter.build_index(name)``).
 
 Native async (:class:`~vectorport.core.adapter.NativeAsyncAdapter`) uses psycopg's
 async connections from a small pool per event loop (see ``loop_pool``).
