@@ -214,6 +214,8 @@ def candidates_many(scores: npt.NDArray[np.floating[Any]], top_k: int,
     """:func:`candidates` for each row of a (queries x rows) score matrix, the k-th
     best of every row found by one partition."""
     width = scores.shape[1]
+    if len(scores) == 1:  # one query: the 1-d form costs less
+        return [candidates(scores[0], top_k, margin)]
     if width <= top_k:
         return [np.arange(width)] * len(scores)
     kth = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
