@@ -354,10 +354,11 @@ def _chroma(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             return list(result["ids"][0])
 
         yield _paired(index, batches, raw_query, raw_upsert,
-                      notes=("chroma: the adapter looks its collection up on every call, asks for "
-                   "top_k + 1 neighbours to see ties at the cut, and reads the stored "
-                   "metadata before each upsert so that an upsert replaces a record (Chroma's "
-                   "own upsert merges metadata keys); the raw upsert merges",),)
+                      notes=("chroma: the adapter remembers its collection handle (looked up "
+                   "again only when it has gone stale), asks for top_k + 1 neighbours to see "
+                   "ties at the cut, and reads the stored metadata before each upsert so that "
+                   "an upsert replaces a record (Chroma's own upsert merges metadata keys); "
+                   "the raw upsert merges",),)
     finally:
         with contextlib.suppress(Exception):
             client.delete_collection("raw_overhead")
@@ -439,7 +440,7 @@ def _measure(report: Report, backend: str, sides: Sides, queries: Vectors,
         vp, direct, raw = alternating([lambda fn=fn: timed(fn) for fn in loops], samples)
         report.note(f"facade overhead: {backend} query split (medians of the same alternating "
                     f"samples, µs per call): facade (validation, request, result order) ≈ "
-                    f"{(vp - direct) / calls * 1e6:.0f}, adapter (SQL composition, pool, row "
+                    f"{(vp - direct) / calls * 1e6:.0f}, adapter (statement, pool, row "
                     f"mapping) ≈ {(direct - raw) / calls * 1e6:.0f}, raw psycopg "
                     f"{raw / calls * 1e6:.0f}")
     else:

@@ -53,6 +53,7 @@ from vectorport.adapterkit.wire import (
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
+    BulkLoadingAdapter,
     ExplainingAdapter,
     IdListingAdapter,
     NativeAsyncAdapter,
@@ -127,6 +128,7 @@ __all__ = [
     "And",
     "BackendError",
     "BatchQueryAdapter",
+    "BulkLoadingAdapter",
     "Capabilities",
     "Condition",
     "ConfigError",

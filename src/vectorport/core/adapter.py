@@ -141,6 +141,22 @@ class IdListingAdapter(Protocol):
 
 
 @runtime_checkable
+class BulkLoadingAdapter(Protocol):
+    """Loads many records faster than batch-by-batch upserts (:meth:`Index.upsert_bulk`).
+
+    The same meaning as :meth:`Adapter.upsert` (insert or wholly replace, validated
+    records with unique ids) but with no batch limit: the adapter splits, parallelises
+    over up to ``workers`` connections and may defer index maintenance to the end. Not
+    atomic: on failure some records may be written, and loading again is always safe.
+    An adapter without it is loaded through its ordinary upsert.
+    """
+
+    def upsert_bulk(
+        self, index: IndexSpec, namespace: str, records: Sequence[Record], *, workers: int
+    ) -> None: ...
+
+
+@runtime_checkable
 class BatchQueryAdapter(Protocol):
     """Answers many dense queries at once (one matrix product instead of a loop)."""
 

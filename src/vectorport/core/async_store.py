@@ -25,10 +25,12 @@ from typing import Any, TypeVar, Unpack
 from vectorport.core import requests, scanning, validation
 from vectorport.core.adapter import (
     BatchQueryAdapter,
+    BulkLoadingAdapter,
     IdListingAdapter,
     NativeAsyncAdapter,
     PatchableAdapter,
 )
+from vectorport.core.errors import ValidationError
 from vectorport.core.operations import settle_writes
 from vectorport.core.plugin import Registry
 from vectorport.core.requests import QueryKwargs, RawFilter
@@ -38,6 +40,7 @@ from vectorport.core.store import (
     ListableIndex,
     PatchableIndex,
     Store,
+    bulk_workers,
     connect,
     wrap_id_page,
 )
@@ -168,8 +171,32 @@ class AsyncIndex:
     async def upsert(self, records: Iterable[Any], namespace: str = "", *,
                      batch_size: int | None = None) -> int:
         ns = validation.namespace(namespace)
+        prepared = requests.build_records(self.sync.target, records)
+        await self._write_batches(prepared, ns, batch_size, None)
+        return len(prepared)
+
+    async def upsert_bulk(self, records: Iterable[Any], namespace: str = "", *,
+                          workers: int | None = None) -> int:
+        """:meth:`Index.upsert_bulk`, awaited (a bulk path runs in a worker thread: it
+        drives its own parallel connections)."""
+        ns = validation.namespace(namespace)
+        if workers is not None and workers < 1:
+            raise ValidationError("workers must be positive")
+        prepared = requests.build_records(self.sync.target, records)
+        if not prepared:
+            return 0
+        adapter = self.sync.store.adapter
+        if isinstance(adapter, BulkLoadingAdapter):
+            await self._run_thread("upsert_bulk", adapter.upsert_bulk, self.sync.spec, ns,
+                                   prepared, workers=workers or bulk_workers(),
+                                   namespace=ns, size=len(prepared))
+        else:
+            await self._write_batches(prepared, ns, None, workers)
+        return len(prepared)
+
+    async def _write_batches(self, prepared: Sequence[Record], ns: str,
+                             batch_size: int | None, workers: int | None) -> None:
         target = self.sync.target
-        prepared = requests.build_records(target, records)
         batches = requests.split_batches(target.capabilities, prepared, batch_size)
         spec, native, adapter = self.sync.spec, self._native(), self.sync.store.adapter
 
@@ -180,10 +207,11 @@ class AsyncIndex:
                 await self._run_thread("upsert", adapter.upsert, spec, ns, batch,
                                        namespace=ns, size=len(batch))
 
+        limit = target.capabilities.write_concurrency
+        workers = limit if workers is None else min(workers, limit)
         outcomes = await self.sync.store.runner.asend_batches(
-            batches, send, target.capabilities.write_concurrency)
+            batches, send, workers)
         settle_writes(batches, outcomes)
-        return len(prepared)
 
     async def query(self, vector: Any = None, *, sparse: Any = None,
                     **options: Unpack[QueryKwargs]) -> list[Match]:

@@ -12,6 +12,7 @@ one means the same thing on every backend. The async facade
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cache
@@ -21,6 +22,7 @@ from vectorport.core import requests, scanning, validation
 from vectorport.core.adapter import (
     Adapter,
     BatchQueryAdapter,
+    BulkLoadingAdapter,
     ExplainingAdapter,
     IdListingAdapter,
     PatchableAdapter,
@@ -31,6 +33,7 @@ from vectorport.core.errors import (
     IndexExistsError,
     IndexNotFoundError,
     UnsupportedFeatureError,
+    ValidationError,
     VectorportError,
     drop_hidden_context,
 )
@@ -283,17 +286,50 @@ class Index:
         always safe.
         """
         ns = validation.namespace(namespace)
+        prepared = requests.build_records(self.target, records)
+        self._write_batches(prepared, ns, batch_size, None)
+        return len(prepared)
+
+    def upsert_bulk(self, records: Iterable[Any], namespace: str = "", *,
+                    workers: int | None = None) -> int:
+        """Load many records at once; returns how many were written.
+
+        The same records and meaning as :meth:`upsert` (insert or wholly replace, all
+        validated first, repeated ids keep the last), through the backend's fastest
+        path: on pgvector, parallel binary COPY over ``workers`` connections with the
+        indexes built once afterwards when the namespace starts empty. Backends without
+        a bulk path (:class:`BulkLoadingAdapter`) take :meth:`upsert`'s batches, up to
+        ``workers`` (at most the backend's ``write_concurrency``) at once. Not atomic;
+        loading the same records again is always safe.
+        """
+        ns = validation.namespace(namespace)
+        if workers is not None and workers < 1:
+            raise ValidationError("workers must be positive")
+        prepared = requests.build_records(self.target, records)
+        if not prepared:
+            return 0
+        adapter = self._adapter
+        if isinstance(adapter, BulkLoadingAdapter):
+            count = workers or bulk_workers()
+            self._call("upsert_bulk", lambda: adapter.upsert_bulk(
+                self.spec, ns, prepared, workers=count), ns, len(prepared))
+        else:
+            self._write_batches(prepared, ns, None, workers)
+        return len(prepared)
+
+    def _write_batches(self, prepared: Sequence[Record], ns: str, batch_size: int | None,
+                       workers: int | None) -> None:
         target = self.target
-        prepared = requests.build_records(target, records)
         batches = requests.split_batches(target.capabilities, prepared, batch_size)
 
         def send(batch: Sequence[Record]) -> None:
             self._call("upsert", lambda: self._adapter.upsert(self.spec, ns, batch), ns, len(batch))
 
+        limit = target.capabilities.write_concurrency
+        workers = limit if workers is None else min(workers, limit)
         outcomes = self.store.runner.send_batches(
-            batches, send, target.capabilities.write_concurrency)
+            batches, send, workers)
         settle_writes(batches, outcomes)
-        return len(prepared)
 
     def query(self, vector: Any = None, *, sparse: Any = None,
               **options: Unpack[QueryKwargs]) -> list[Match]:
@@ -484,6 +520,13 @@ def wrap_id_page(key: str, page: IdPage) -> IdPage:
 
 
 @cache
+def bulk_workers() -> int:
+    """Default parallelism of :meth:`Index.upsert_bulk`: one connection per core, at
+    least two (the server encodes and indexes while the client encodes the next rows),
+    at most four."""
+    return max(2, min(4, os.cpu_count() or 2))
+
+
 def _index_class(patch: bool, listing: bool) -> type[Index]:
     """The handle class for an adapter's optional abilities, so ``isinstance`` tells."""
     if patch and listing:

@@ -156,7 +156,10 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
         for page in source.scan(namespace, page_size=batch_size, cursor=unit["cursor"]):
             records = list(page.records)
             cursors[seq] = page.next_cursor
-            in_flight[pool.submit(target.upsert, records, namespace)] = seq
+            # the bulk path: on pgvector a page of ids the target does not hold yet (all of
+            # them, copying into a fresh index) is one COPY straight into the table; the
+            # copy's own pool gives the parallelism, so one connection per page
+            in_flight[pool.submit(target.upsert_bulk, records, namespace, workers=1)] = seq
             seq += 1
             if len(in_flight) >= 2 * workers:
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)

@@ -204,7 +204,9 @@ def _import_part(part: PartFile, root: Path, target: Index, batch_size: int, wor
     # A Parquet batch may hold several namespaces: its upserts all go into one future,
     # so the checkpoint counts whole batches.
     def write(groups: list[tuple[str, tuple[Any, ...]]]) -> int:
-        return sum(target.upsert(list(records), namespace) for namespace, records in groups)
+        # the bulk path (see copying.py); the import's own pool gives the parallelism
+        return sum(target.upsert_bulk(list(records), namespace, workers=1)
+                   for namespace, records in groups)
 
     for number, groups in batches(part, batch_size, skip):
         in_flight[pool.submit(write, groups)] = number

@@ -43,9 +43,9 @@ Documents are Chroma documents; the ``chroma`` query options (``where_document``
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from chromadb.api.models.Collection import Collection
@@ -101,6 +101,7 @@ CHUNK = 1_000
 """Ids per ``get``/``delete`` call, well under Chroma's batch limit."""
 
 NO_CAP = sys.maxsize
+T = TypeVar("T")
 """Chroma has no limit on ``n_results``: widening stops when a query is complete."""
 
 
@@ -113,6 +114,11 @@ class ChromaAdapter:
         self._connection = connection
         self._client = connection.client
         self._lock = lock if lock is not None else WriteLock(f"adapter:{id(self)}")
+        # Data collection handles by name, for the hot paths (upsert, query): looking a
+        # collection up cost a sixth of a query. A handle gone stale (its collection
+        # dropped, here or by another process) fails with not-found; _using then looks
+        # the name up afresh and runs the call once more.
+        self._handles: dict[str, Collection] = {}
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> ChromaAdapter:
@@ -151,22 +157,45 @@ class ChromaAdapter:
             raise IndexNotFoundError(index)
         return catalog
 
-    def _data(self, index: IndexSpec, namespace: str, *, create: bool) -> Collection | None:
+    def _data(self, index: IndexSpec, namespace: str, *, create: bool,
+              cached: bool = False) -> Collection | None:
         """The namespace's collection, or ``None`` while it has none and ``create`` is
-        off; ``IndexNotFoundError`` when the index itself is gone."""
+        off; ``IndexNotFoundError`` when the index itself is gone. ``cached``: a handle
+        remembered from before may be returned (for :meth:`_using` only)."""
         name = naming.data_collection(index.name, namespace)
-        found = self._get(name)
-        if found is not None:
-            return found
-        self._catalog(index.name)
-        if not create:
-            return None
-        return self._client.get_or_create_collection(
-            name,
-            configuration=collection_configuration(index),  # type: ignore[arg-type]
-            metadata=data_metadata(index.name, namespace),
-            embedding_function=None,
-        )
+        found = self._handles.get(name) if cached else None
+        if found is None:
+            found = self._get(name)
+        if found is None:
+            self._catalog(index.name)
+            if not create:
+                return None
+            found = self._client.get_or_create_collection(
+                name,
+                configuration=collection_configuration(index),  # type: ignore[arg-type]
+                metadata=data_metadata(index.name, namespace),
+                embedding_function=None,
+            )
+        self._handles[name] = found
+        return found
+
+    def _using(self, index: IndexSpec, namespace: str, create: bool,
+               call: Callable[[Collection | None], T]) -> T:
+        """``call`` with the namespace's collection from a remembered handle; again with
+        a fresh lookup if that handle has gone stale."""
+        collection = self._data(index, namespace, create=create, cached=True)
+        try:
+            return call(collection)
+        except Exception as exc:
+            if collection is None or not is_not_found(exc):
+                raise
+            self._handles.pop(collection.name, None)
+            return call(self._data(index, namespace, create=create))
+
+    def _forget(self, index: str) -> None:
+        prefix = naming.data_prefix(index)
+        for name in [n for n in self._handles if n.startswith(prefix)]:
+            self._handles.pop(name, None)
 
     def _data_collections(self, index: str) -> dict[str, Collection]:
         """Every data collection of ``index``, by namespace."""
@@ -192,6 +221,7 @@ class ChromaAdapter:
                 if is_already_exists(exc):
                     raise IndexExistsError(spec.name) from None
                 raise
+            self._forget(spec.name)
             for collection in self._data_collections(spec.name).values():
                 drop_collection(self._client, collection.name)  # orphans of a past delete
 
@@ -219,6 +249,7 @@ class ChromaAdapter:
                 if is_not_found(exc):
                     raise IndexNotFoundError(name) from None
                 raise
+            self._forget(name)
             for collection in self._data_collections(name).values():
                 drop_collection(self._client, collection.name)
 
@@ -228,29 +259,31 @@ class ChromaAdapter:
         if not records:
             return
         with chroma_errors("upsert"):
-            collection = self._data(index, namespace, create=True)
-            assert collection is not None
-            ids = [r.id for r in records]
-            with self._lock.held():  # read and write as one step (see .locking)
-                stored = collection.get(ids=ids, include=["metadatas", "documents"])
-                old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
-                old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
-                metadatas: list[Any] = []
-                documents: list[str | None] = []
-                for r in records:
-                    new, document = encode_metadata(r.metadata), r.document
-                    if document is None and old_document.get(r.id) is not None:
-                        # Chroma cannot clear a document: a flagged empty one, in this
-                        # same write, so no crash can leave the record half-replaced
-                        new[NODOC_FIELD], document = True, ""
-                    metadatas.append(replacing(new, old_metadata.get(r.id)))
-                    documents.append(document)
-                collection.upsert(
-                    ids=ids,
-                    embeddings=np.stack([r.vector for r in records]),
-                    metadatas=metadatas if any(m is not None for m in metadatas) else None,
-                    documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
-                )
+            self._using(index, namespace, True, lambda c: self._upsert(c, records))
+
+    def _upsert(self, collection: Collection | None, records: Sequence[Record]) -> None:
+        assert collection is not None
+        ids = [r.id for r in records]
+        with self._lock.held():  # read and write as one step (see .locking)
+            stored = collection.get(ids=ids, include=["metadatas", "documents"])
+            old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
+            old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
+            metadatas: list[Any] = []
+            documents: list[str | None] = []
+            for r in records:
+                new, document = encode_metadata(r.metadata), r.document
+                if document is None and old_document.get(r.id) is not None:
+                    # Chroma cannot clear a document: a flagged empty one, in this
+                    # same write, so no crash can leave the record half-replaced
+                    new[NODOC_FIELD], document = True, ""
+                metadatas.append(replacing(new, old_metadata.get(r.id)))
+                documents.append(document)
+            collection.upsert(
+                ids=ids,
+                embeddings=np.stack([r.vector for r in records]),
+                metadatas=metadatas if any(m is not None for m in metadatas) else None,
+                documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
+            )
 
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
@@ -272,6 +305,7 @@ class ChromaAdapter:
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
         with chroma_errors("delete_namespace"):
             self._catalog(index.name)
+            self._handles.pop(naming.data_collection(index.name, namespace), None)
             drop_collection(self._client, naming.data_collection(index.name, namespace))
 
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
@@ -374,11 +408,16 @@ class ChromaAdapter:
     def _query(self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix,
                operation: str) -> list[list[Match]]:
         prepared = prepare_query(request)  # explain builds the same
-        with chroma_errors(operation):
-            collection = self._data(index, request.namespace, create=False)
-            if collection is None or prepared.compiled.matches_nothing:
+        if prepared.compiled.matches_nothing:
+            return [[] for _ in range(len(vectors))]
+
+        def nearest(collection: Collection | None) -> list[list[Match]]:
+            if collection is None:
                 return [[] for _ in range(len(vectors))]
             return self._nearest(collection, index.metric, request, vectors, prepared)
+
+        with chroma_errors(operation):
+            return self._using(index, request.namespace, False, nearest)
 
     def _nearest(
         self,

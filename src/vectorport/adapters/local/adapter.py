@@ -28,7 +28,12 @@ import numpy as np
 from vectorport.adapterkit import read_only_float32
 from vectorport.adapters.local import explain
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
-from vectorport.adapters.local.engine import NamespaceData, candidates, top_rows
+from vectorport.adapters.local.engine import (
+    NamespaceData,
+    candidates,
+    candidates_many,
+    top_rows,
+)
 from vectorport.adapters.local.options import MEMORY_URL_OPTIONS, busy_timeout
 from vectorport.adapters.local.storage import (
     DEFAULT_BUSY_TIMEOUT,
@@ -292,23 +297,26 @@ class LocalAdapter:
             data = self._state(index).ns(request.namespace)
             if data is None or not len(data):
                 return [[] for _ in range(batch)]
-            subset = data.subset(request.filter)
+            subset = data.subset(request.filter, index.metric)
             rows = np.arange(len(data)) if subset is None else subset.rows
             dense = None if queries is None else data.dense_scores(index.metric, queries, subset)
             sparse = None
             if request.sparse is not None:
                 sparse = data.sparse_scores(request.sparse, rows)
             answers = []
+            # float32 scores are within ~1e-4 of exact: every row that can reach the top k
+            # is rescored in float64, so ranks and scores are exact
+            positions = None
+            if dense is not None:
+                positions = candidates_many(dense if sparse is None else dense + sparse,
+                                            request.top_k, _REFINE_MARGIN)
             for b in range(batch):
-                if dense is None or queries is None:
+                if positions is None or queries is None:
                     assert sparse is not None  # the facade requires a dense or sparse query
                     position = candidates(sparse, request.top_k, 0.0)
                     scores = sparse[position]
                 else:
-                    total = dense[b] if sparse is None else dense[b] + sparse
-                    # float32 scores are within ~1e-4 of exact: rescore every row that can
-                    # reach the top k in float64, so ranks and scores are exact.
-                    position = candidates(total, request.top_k, _REFINE_MARGIN)
+                    position = positions[b]
                     scores = data.exact_scores(index.metric, queries[b], rows[position])
                     if sparse is not None:
                         scores += sparse[position]

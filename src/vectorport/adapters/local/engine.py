@@ -33,6 +33,8 @@ class Subset:
     rows: npt.NDArray[np.intp]
     matrix: npt.NDArray[np.float32] | None
     norms: npt.NDArray[np.float32] | None
+    unit: bool = False
+    """``matrix`` rows are scaled to unit length (for cosine: the product is the score)."""
 
 
 @dataclass
@@ -122,15 +124,19 @@ class NamespaceData:
             document=self.documents[row],
         )
 
-    def subset(self, node: Filter | None) -> Subset | None:
+    def subset(self, node: Filter | None, metric: Metric | None = None) -> Subset | None:
         """The rows matching the filter (``None`` for all rows), cached per data version.
 
         A selective subset also keeps a contiguous copy of its vectors, so that repeated
-        filtered queries cost one matrix product over the subset and no gather."""
+        filtered queries cost one matrix product over the subset and no gather; for
+        cosine (``metric``) the copy is scaled to unit rows, so that the product with a
+        unit query is the score with no pass over the scores afterwards."""
         if node is None:
             return None
+        unit = metric == "cosine"
         cached = self._subsets.get(node)
-        if cached is not None and cached.version == self.version:
+        if cached is not None and cached.version == self.version and (
+                cached.matrix is None or cached.unit == unit):
             return cached
         mask = np.fromiter((matches(node, m) for m in self.metadata), dtype=bool,
                            count=len(self.metadata))
@@ -139,9 +145,11 @@ class NamespaceData:
         if len(rows) <= len(self.ids) // 2:
             matrix = np.ascontiguousarray(self.vectors[rows])
             norms = self._norms[rows]
+            if unit:
+                matrix *= _inverse(norms)[:, None]
         if len(self._subsets) >= _MASK_CACHE_SIZE:
             self._subsets.pop(next(iter(self._subsets)))
-        subset = self._subsets[node] = Subset(self.version, rows, matrix, norms)
+        subset = self._subsets[node] = Subset(self.version, rows, matrix, norms, unit)
         return subset
 
     def rows_matching(self, node: Filter | None) -> npt.NDArray[np.intp]:
@@ -156,22 +164,24 @@ class NamespaceData:
         for cosine and dot product; for euclidean it uses ``|x|² + |q|² − 2x·q``, whose
         cancellation near zero distance is repaired by :meth:`exact_scores` on the few
         rows that can make the top k."""
+        unit = False
         if subset is None:
             matrix, norms = self.vectors, self._norms[: len(self.ids)]
         elif subset.matrix is not None and subset.norms is not None:
-            matrix, norms = subset.matrix, subset.norms
+            matrix, norms, unit = subset.matrix, subset.norms, subset.unit
         else:
             matrix, norms = self.vectors[subset.rows], self._norms[subset.rows]
+        if metric == "cosine":
+            # scale the few query rows, not the (queries x rows) scores
+            queries = queries * _inverse(np.linalg.norm(queries, axis=1))[:, None]
+            cosines: npt.NDArray[np.float32] = queries @ matrix.T
+            if not unit:
+                cosines *= _inverse(norms)[None, :]
+            return cosines
         dots: npt.NDArray[np.float32] = queries @ matrix.T
         if metric == "dotproduct":
             return dots
         query_norms = np.linalg.norm(queries, axis=1).astype(np.float32)
-        if metric == "cosine":
-            inverse = np.zeros_like(norms)
-            np.divide(1.0, norms, out=inverse, where=norms > 0)
-            dots *= inverse[None, :]
-            dots /= query_norms[:, None]
-            return dots
         squared = query_norms[:, None] ** 2 + norms[None, :] ** 2 - 2 * dots
         np.maximum(squared, 0, out=squared)
         np.sqrt(squared, out=squared)
@@ -190,6 +200,28 @@ class NamespaceData:
     ) -> npt.NDArray[np.float64]:
         return np.fromiter((sparse_dot(query, self.sparse[r]) for r in rows), dtype=np.float64,
                            count=len(rows))
+
+
+def _inverse(norms: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
+    """``1 / norm``, and 0 for a zero vector (it scores 0 under cosine)."""
+    inverse = np.zeros(norms.shape, dtype=np.float32)
+    np.divide(1.0, norms, out=inverse, where=norms > 0)
+    return inverse
+
+
+def candidates_many(scores: npt.NDArray[np.floating[Any]], top_k: int,
+                    margin: float) -> list[npt.NDArray[np.intp]]:
+    """:func:`candidates` for each row of a (queries x rows) score matrix, the k-th
+    best of every row found by one partition."""
+    width = scores.shape[1]
+    if len(scores) == 1:  # one query: the 1-d form costs less
+        return [candidates(scores[0], top_k, margin)]
+    if width <= top_k:
+        return [np.arange(width)] * len(scores)
+    kth = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
+    hits, cols = np.nonzero(scores >= (kth - margin)[:, None])
+    bounds = np.searchsorted(hits, np.arange(len(scores) + 1))
+    return [cols[bounds[b]:bounds[b + 1]] for b in range(len(scores))]
 
 
 def candidates(scores: npt.NDArray[np.floating[Any]], top_k: int,

@@ -19,9 +19,11 @@ table, then one ``INSERT … ON CONFLICT (namespace, id) DO UPDATE``. Queries th
 ``SET LOCAL`` (``ef`` → ``hnsw.ef_search``, ``probes`` → ``ivfflat.probes``, iterative
 scan options) run in their own transaction, so the settings end with the query.
 
-Bulk loads: create with ``backend_options={"pgvector": {"defer_index": True}}``, load,
-then :meth:`PgvectorAdapter.build_index` builds the ANN index with a large
-``maintenance_work_mem`` in one go (``store.adapter.build_index(name)``).
+Bulk loads: ``index.upsert_bulk(records)`` copies straight into the table over several
+connections and builds the indexes once at the end when it starts empty (see
+:mod:`.bulk`). Create with ``backend_options={"pgvector": {"defer_index": True}}`` to
+leave the ANN index for later: :meth:`PgvectorAdapter.build_index` builds it with a
+large ``maintenance_work_mem`` in one go (``store.adapter.build_index(name)``).
 
 Native async (:class:`~vectorport.core.adapter.NativeAsyncAdapter`) uses psycopg's
 async connections from a small pool per event loop (see ``loop_pool``).
@@ -42,7 +44,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from vectorport.adapters.pgvector import explain, schema, statements
+from vectorport.adapters.pgvector import bulk, copy_stream, explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
     check_records,
@@ -51,7 +53,6 @@ from vectorport.adapters.pgvector.codec import (
     record_of,
     register_codecs,
     register_codecs_async,
-    stage_rows,
 )
 from vectorport.adapters.pgvector.errors import translate
 from vectorport.adapters.pgvector.explain import prepare_query
@@ -239,12 +240,7 @@ class PgvectorAdapter:
         self._rename_legacy_helpers(conn)  # else the old ANN index would survive the drop
         conn.execute(schema.drop_ann_index(self._names, layout))
         conn.execute(schema.create_ann_index(self._names, layout, lists))
-        conn.execute(
-            psycopg.sql.SQL("UPDATE {} SET ann_built = true WHERE name = %s").format(
-                self._names.catalog
-            ),
-            (layout.name,),
-        )
+        self._mark_ann(conn, layout.name, True)
 
     def _rename_legacy_helpers(self, conn: Connection[Any]) -> None:
         """Move helpers named the old way to the ``$`` scheme (see :mod:`.schema`)."""
@@ -268,6 +264,7 @@ class PgvectorAdapter:
             table = self._names.table(name)
             # fresh statistics first: right after a bulk load the planner would otherwise
             # think the table tiny and never use the ANN index
+            bulk.build_meta_index(conn, self._names, layout)  # if a bulk load died
             conn.execute(psycopg.sql.SQL("ANALYZE {}").format(table))
             count_row = conn.execute(
                 psycopg.sql.SQL("SELECT count(*) FROM {}").format(table)
@@ -314,10 +311,43 @@ class PgvectorAdapter:
         merge = statements.merge_stage(self._names, layout, namespace)
         with self._connect("upsert", index.name) as conn, conn.transaction():
             with conn.cursor() as cur, cur.copy(statements.copy_into_stage(layout)) as copy:
-                copy.set_types(statements.stage_types(layout))
-                for row in stage_rows(records):
-                    copy.write_row(row)
+                copy.write(copy_stream.encode(records, layout.vector_type, None))
             conn.execute(merge.sql, merge.params)
+
+    def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
+                    workers: int) -> None:
+        """Parallel binary COPY, indexes built once at the end when the table starts
+        empty (see :mod:`.bulk`)."""
+        layout = index_layout(index)
+        check_records(layout, records)
+        names = self._names
+        workers = max(1, min(workers, self._settings.pool_max_size))
+        with self._connect("upsert", index.name) as conn:
+            empty = bulk.table_empty(conn, names, layout)
+        connect = lambda: self._connect("upsert", index.name)  # noqa: E731
+        rebuild = empty and len(records) >= bulk.REBUILD_MIN_ROWS
+        ann_built = False
+        if rebuild:
+            with self._connect("upsert", index.name) as conn, conn.transaction():
+                ann_built = self._catalog_row(conn, index.name)[1]
+                conn.execute(bulk.drop_meta_index(names, layout))
+                conn.execute(schema.drop_ann_index(names, layout))
+                self._mark_ann(conn, index.name, False)
+        try:
+            bulk.run_chunks(connect, records, workers, lambda conn, chunk: bulk.write_chunk(
+                conn, names, layout, namespace, chunk, known_new=empty))
+        finally:
+            if rebuild:
+                with self._connect("upsert", index.name) as conn, conn.transaction():
+                    bulk.build_meta_index(conn, names, layout)
+                    if ann_built:  # else build_index, which analyzes first, comes later
+                        conn.execute(psycopg.sql.SQL("ANALYZE {}").format(
+                            names.table(index.name)))
+                        self._build_ann(conn, layout, rows=len(records))
+
+    def _mark_ann(self, conn: Connection[Any], name: str, built: bool) -> None:
+        conn.execute(psycopg.sql.SQL("UPDATE {} SET ann_built = %s WHERE name = %s").format(
+            self._names.catalog), (built, name))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)  # explain builds the same
@@ -439,9 +469,7 @@ class PgvectorAdapter:
             async with conn.cursor() as cur, cur.copy(
                 statements.copy_into_stage(layout)
             ) as copy:
-                copy.set_types(statements.stage_types(layout))
-                for row in stage_rows(records):
-                    await copy.write_row(row)
+                await copy.write(copy_stream.encode(records, layout.vector_type, None))
             await conn.execute(merge.sql, merge.params)
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:

@@ -1,0 +1,135 @@
+"""pgvector's bulk path: straight COPY with the indexes built once afterwards, the
+staged merge when rows may be replaced, and a chunk meeting a row written meanwhile.
+
+Expected contents are the records given (compared through fetch); expected query
+answers come from the reference query.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import numpy as np
+import psycopg
+import pytest
+
+pytest.importorskip("pgvector")
+
+import vectorport
+from vectorport.adapters.pgvector import bulk
+from vectorport.adapters.pgvector.adapter import PgvectorAdapter
+from vectorport.adapters.pgvector.options import index_layout
+from vectorport.conformance.base import assert_same_matches
+from vectorport.conformance.reference import reference_query
+from vectorport.core.store import Store
+from vectorport.core.types import Record
+from vectorport.testing.pgvector import libpq_uri, running_postgres
+
+DIM = 8
+ROWS = bulk.REBUILD_MIN_ROWS + 1_500  # above the rebuild threshold, more than one chunk
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    with running_postgres(shared=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def store(pg_url: str) -> Iterator[Store]:
+    with vectorport.connect(pg_url) as store:
+        yield store
+
+
+@pytest.fixture
+def name(store: Store) -> Iterator[str]:
+    index_name = f"b_{uuid.uuid4().hex[:12]}"
+    yield index_name
+    store.delete_index(index_name, missing_ok=True)
+
+
+def records(count: int, salt: int = 0) -> list[Record]:
+    rng = np.random.default_rng(salt)
+    vectors = rng.normal(size=(count, DIM)).astype(np.float32)
+    return [Record(id=f"id{i:05d}", vector=vectors[i],
+                   metadata={"n": i, "f": float(i) + 0.5, "g": i % 3, "salt": salt},
+                   document=f"doc {i}") for i in range(count)]
+
+
+def helper_indexes(pg_url: str, store: Store, name: str) -> set[str]:
+    schema = store.adapter.schema  # type: ignore[attr-defined]
+    with psycopg.connect(libpq_uri(pg_url)) as conn:
+        rows = conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s"
+                            " AND tablename = %s", (schema, f"vp_{name}")).fetchall()
+    return {row[0].split("$")[-1] if "$" in row[0] else "pkey" for row in rows}
+
+
+def assert_exact(index: vectorport.Index, namespace: str, expected: list[Record]) -> None:
+    assert index.count(namespace) == len(expected)
+    got = index.fetch([r.id for r in expected], namespace=namespace)
+    for want in expected:
+        have = got[want.id]
+        np.testing.assert_array_equal(have.vector, want.vector)
+        assert have.metadata == want.metadata
+        assert {k: type(v) for k, v in have.metadata.items()} == {
+            k: type(v) for k, v in want.metadata.items()}
+        assert have.document == want.document
+
+
+def test_a_large_load_into_an_empty_table_builds_the_indexes_once(
+        pg_url: str, store: Store, name: str) -> None:
+    index = store.create_index(name, DIM, "cosine")
+    given = records(ROWS)
+    index.upsert_bulk(given, workers=3)
+    assert_exact(index, "", given)
+    assert helper_indexes(pg_url, store, name) == {"pkey", "ann", "meta"}
+    adapter = store.adapter
+    assert isinstance(adapter, PgvectorAdapter) and adapter.ann_index_built(name)
+    query = given[7].vector
+    want = reference_query(given, "cosine", vector=query.tolist(), top_k=5)
+    assert_same_matches(index.query(query, top_k=5, ef=500), want, 1e-4, "after bulk")
+
+
+def test_a_deferred_index_stays_deferred(pg_url: str, store: Store, name: str) -> None:
+    index = store.create_index(name, DIM, "cosine",
+                               backend_options={"pgvector": {"defer_index": True}})
+    given = records(ROWS)
+    index.upsert_bulk(given)
+    assert helper_indexes(pg_url, store, name) == {"pkey", "meta"}
+    adapter = store.adapter
+    assert isinstance(adapter, PgvectorAdapter) and not adapter.ann_index_built(name)
+    adapter.build_index(name)
+    assert helper_indexes(pg_url, store, name) == {"pkey", "ann", "meta"}
+
+
+def test_loading_over_stored_records_replaces_them(store: Store, name: str) -> None:
+    index = store.create_index(name, DIM, "euclidean")
+    index.upsert_bulk(records(ROWS))
+    changed = records(ROWS, salt=3)[: ROWS // 2]
+    for rec in changed[:10]:
+        del rec.metadata["f"]  # replace-not-merge: the key must be gone afterwards
+    index.upsert_bulk(changed, workers=2)
+    assert_exact(index, "", changed + records(ROWS)[ROWS // 2:])
+    index.upsert_bulk(changed)  # and again: nothing changes
+    assert_exact(index, "", changed + records(ROWS)[ROWS // 2:])
+
+
+def test_a_chunk_meeting_a_row_written_meanwhile_is_merged(store: Store, name: str) -> None:
+    index = store.create_index(name, DIM, "cosine")
+    given = records(50)
+    index.upsert(given[:1])  # as if another client wrote it after the emptiness check
+    adapter = store.adapter
+    assert isinstance(adapter, PgvectorAdapter)
+    layout = index_layout(index.spec)
+    with adapter._connect("upsert", name) as conn:  # the bulk module's own entry point
+        bulk.copy_chunk(conn, adapter._names, layout, "", given)
+    assert_exact(index, "", given)
+
+
+def test_namespaces_stay_apart(store: Store, name: str) -> None:
+    index = store.create_index(name, DIM, "cosine")
+    index.upsert_bulk(records(ROWS), namespace="a")
+    index.upsert_bulk(records(300, salt=9), namespace="b")
+    assert_exact(index, "a", records(ROWS))
+    assert_exact(index, "b", records(300, salt=9))
