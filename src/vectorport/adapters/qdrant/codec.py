@@ -146,5 +146,23 @@ def to_match(index: IndexSpec, hit: Hit, score: float, *, metadata: bool, vector
     )
 
 
+
+def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
+    """A point as either engine returns it (qdrant-client's models or qdrant-edge's),
+    with ``sparse_type`` that engine's sparse vector class; sparse vectors come back in
+    the canonical ascending order."""
+    vectors: dict[str, VectorValue] = {}
+    raw = point.vector
+    if isinstance(raw, Mapping):
+        for name, value in raw.items():
+            if isinstance(value, sparse_type):
+                pairs = sorted(zip(value.indices, value.values, strict=True))
+                vectors[name] = SparseVector(tuple(int(i) for i, _ in pairs),
+                                             tuple(float(v) for _, v in pairs))
+            else:
+                vectors[name] = [float(x) for x in value]
+    return Hit(uid=str(point.id), payload=point.payload or {}, vectors=vectors,
+               score=float(getattr(point, "score", 0.0)))
+
 __all__ = ["Hit", "Point", "dense_of", "metadata_of", "spec_from_json", "spec_to_json",
            "stored_vector_name", "to_match", "to_point", "to_record", "vector_names"]

@@ -10,7 +10,7 @@ calls are serialised by one lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 
 from vectorport.adapters.qdrant import naming
-from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
+from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue, hit_of
 from vectorport.adapters.qdrant.errors import translated
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
@@ -52,23 +52,8 @@ def _vector(value: VectorValue) -> Any:
     return value
 
 
-def _vectors_back(raw: Any) -> dict[str, VectorValue]:
-    out: dict[str, VectorValue] = {}
-    if not isinstance(raw, Mapping):
-        return out
-    for name, value in raw.items():
-        if isinstance(value, models.SparseVector):
-            pairs = sorted(zip(value.indices, value.values, strict=True))
-            out[name] = SparseVector(tuple(int(i) for i, _ in pairs),
-                                     tuple(float(v) for _, v in pairs))
-        else:
-            out[name] = [float(x) for x in value]
-    return out
-
-
 def _hit(point: Any) -> Hit:
-    return Hit(uid=str(point.id), payload=point.payload or {},
-               vectors=_vectors_back(point.vector), score=float(getattr(point, "score", 0.0)))
+    return hit_of(point, models.SparseVector)
 
 
 @dataclass

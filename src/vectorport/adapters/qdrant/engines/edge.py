@@ -30,7 +30,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from vectorport.adapters.qdrant import naming
-from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
+from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue, hit_of
 from vectorport.adapters.qdrant.errors import translated
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
@@ -74,23 +74,8 @@ def _vector(value: VectorValue) -> Any:
     return value
 
 
-def _vectors_back(raw: Any) -> dict[str, VectorValue]:
-    out: dict[str, VectorValue] = {}
-    if not isinstance(raw, dict):
-        return out
-    for name, value in raw.items():
-        if isinstance(value, qe.SparseVector):
-            pairs = sorted(zip(value.indices, value.values, strict=True))
-            out[name] = SparseVector(tuple(int(i) for i, _ in pairs),
-                                     tuple(float(v) for _, v in pairs))
-        else:
-            out[name] = [float(x) for x in value]
-    return out
-
-
 def _hit(point: Any) -> Hit:
-    return Hit(uid=str(point.id), payload=point.payload or {},
-               vectors=_vectors_back(point.vector), score=float(getattr(point, "score", 0.0)))
+    return hit_of(point, qe.SparseVector)
 
 
 def _hnsw(m: int, layout: CollectionLayout) -> Any:
