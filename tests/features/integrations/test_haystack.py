@@ -4,7 +4,6 @@ embedding retriever in a pipeline and the filter translation's edge cases."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 
@@ -27,25 +26,6 @@ from tests.support import backends
 
 import vectorport
 from vectorport.integrations.haystack import VectorportDocumentStore, VectorportEmbeddingRetriever
-
-# Every Haystack suite enumerates by filter: Index.scan, on every backend.
-_WANTED = os.environ.get("VECTORPORT_BRIDGE_BACKENDS", "memory,local,pgvector,pinecone,chroma")
-BACKENDS = [
-    pytest.param(b, id=b.name)
-    for b in backends.ALL if b.name in _WANTED.split(",")
-]
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-          ) -> Iterator[vectorport.Store]:
-    backend: backends.Backend = request.param
-    with backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)) as url:
-        opened = vectorport.connect(url)
-        try:
-            yield opened
-        finally:
-            opened.close()
 
 
 def _document_store(store: vectorport.Store) -> Iterator[VectorportDocumentStore]:

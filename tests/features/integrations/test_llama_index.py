@@ -6,7 +6,6 @@ query modes, and a query engine over the store."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -33,24 +32,8 @@ from vectorport.embedders import BM25Encoder
 from vectorport.integrations.llama_index import VectorportVectorStore
 from vectorport.integrations.llama_index_filters import to_vectorport
 
-_WANTED = os.environ.get("VECTORPORT_BRIDGE_BACKENDS", "memory,local,pgvector,pinecone,chroma")
-BACKENDS = [
-    pytest.param(b, id=b.name)
-    for b in backends.ALL if b.name in _WANTED.split(",")
-]
 DIM = 4
 
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-          ) -> Iterator[vectorport.Store]:
-    backend: backends.Backend = request.param
-    with backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)) as url:
-        opened = vectorport.connect(url)
-        try:
-            yield opened
-        finally:
-            opened.close()
 
 
 def _fresh(store: vectorport.Store, **kwargs: Any) -> Iterator[VectorportVectorStore]:

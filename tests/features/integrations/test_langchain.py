@@ -5,7 +5,6 @@ scores, relevance mapping, thresholds, filters, MMR, retrievers and embedder ada
 from __future__ import annotations
 
 import math
-import os
 import uuid
 from collections.abc import Iterator
 from typing import ClassVar
@@ -24,22 +23,7 @@ from vectorport.integrations.langchain_embeddings import (
     LangChainEmbeddings,
 )
 
-# The suite needs no enumeration, so Chroma runs here too. VECTORPORT_BRIDGE_BACKENDS
-# narrows the list (e.g. "memory" while developing).
-_WANTED = os.environ.get("VECTORPORT_BRIDGE_BACKENDS", "memory,local,pgvector,pinecone,chroma")
-BACKENDS = [b for b in backends.ALL if b.name in _WANTED.split(",")]
-
-
-@pytest.fixture(scope="module", params=BACKENDS, ids=lambda b: b.name)
-def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-          ) -> Iterator[vectorport.Store]:
-    backend: backends.Backend = request.param
-    with backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)) as url:
-        opened = vectorport.connect(url)
-        try:
-            yield opened
-        finally:
-            opened.close()
+# The backends come from this folder's conftest (VECTORPORT_BRIDGE_BACKENDS narrows them).
 
 
 def _fresh_index(store: vectorport.Store, dimension: int, metric: str = "cosine") -> vectorport.Index:
