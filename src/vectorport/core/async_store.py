@@ -22,7 +22,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar, Unpack
 
-from vectorport.core import requests, scanning, validation
+from vectorport.core import requests, validation
 from vectorport.core.adapter import (
     BatchQueryAdapter,
     BulkLoadingAdapter,
@@ -362,15 +362,10 @@ class AsyncListableIndex(AsyncIndex):
         cursor: str | None = None,
     ) -> IdPage:
         """:meth:`ListableIndex.list_ids`, awaited."""
-        ns = validation.namespace(namespace)
-        node = requests.build_list_ids(self.sync.target, prefix=prefix, filter=filter,
-                                       limit=limit)
+        ns, node, key, inner = self.sync.prepare_listing(namespace, prefix, filter, limit,
+                                                         cursor)
         adapter = self.sync.store.adapter
         assert isinstance(adapter, IdListingAdapter)
-        # The same opaque, listing-bound tokens as the sync handle (see there).
-        key = scanning.listing_key(self.sync.store.backend, self.sync.name, ns, prefix, node)
-        inner = (scanning.decode_cursor(key, cursor, kind="list_ids")
-                 if cursor is not None else None)
         page: IdPage = await self._run_thread(
             "list_ids", adapter.list_ids, self.sync.spec, ns, prefix=prefix, filter=node,
             limit=limit, cursor=inner, namespace=ns, size=limit)

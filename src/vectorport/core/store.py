@@ -37,6 +37,7 @@ from vectorport.core.errors import (
     VectorportError,
     drop_hidden_context,
 )
+from vectorport.core.filters.ast import Filter
 from vectorport.core.operations import Runner, settle_writes
 from vectorport.core.plugin import AdapterEntry, Registry, default_registry
 from vectorport.core.requests import QueryKwargs, RawFilter, Target
@@ -480,19 +481,28 @@ class ListableIndex(Index):
         limit: int = 100,
         cursor: str | None = None,
     ) -> IdPage:
-        ns = validation.namespace(namespace)
-        node = requests.build_list_ids(self.target, prefix=prefix, filter=filter, limit=limit)
+        ns, node, key, inner = self.prepare_listing(namespace, prefix, filter, limit, cursor)
         adapter = self._adapter
         assert isinstance(adapter, IdListingAdapter)
-        # Cursors are opaque tokens bound to this listing (as scan's are), so a cursor
-        # from another listing, or a made-up one, is refused instead of silently
-        # restarting or skipping ids; the adapter only ever sees its own cursors.
-        key = scanning.listing_key(self.store.backend, self.name, ns, prefix, node)
-        inner = (scanning.decode_cursor(key, cursor, kind="list_ids")
-                 if cursor is not None else None)
         page: IdPage = self._call("list_ids", lambda: adapter.list_ids(
             self.spec, ns, prefix=prefix, filter=node, limit=limit, cursor=inner), ns, limit)
         return wrap_id_page(key, page)
+
+    def prepare_listing(self, namespace: str, prefix: str | None, filter: RawFilter,
+                        limit: int, cursor: str | None
+                        ) -> tuple[str, Filter | None, str, str | None]:
+        """What a listing sends, for the sync and async handles alike: the namespace, the
+        parsed filter, the key its cursors are bound to, and the adapter's own cursor.
+
+        Cursors are opaque tokens bound to this listing (as scan's are), so a cursor
+        from another listing, or a made-up one, is refused instead of silently
+        restarting or skipping ids; the adapter only ever sees its own cursors."""
+        ns = validation.namespace(namespace)
+        node = requests.build_list_ids(self.target, prefix=prefix, filter=filter, limit=limit)
+        key = scanning.listing_key(self.store.backend, self.name, ns, prefix, node)
+        inner = (scanning.decode_cursor(key, cursor, kind="list_ids")
+                 if cursor is not None else None)
+        return ns, node, key, inner
 
     def iter_ids(
         self,

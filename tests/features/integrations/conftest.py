@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import pytest
 from tests.support import backends
@@ -23,3 +24,15 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     with backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)) as url, \
             vectorport.connect(url) as opened:
         yield opened
+
+
+@pytest.fixture(scope="module")
+def pgvector_and_pinecone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[vectorport.Store]]:
+    """A pgvector store and a Pinecone-emulator store, for the same pipeline on both."""
+    wanted = [b for b in backends.ALL if b.name in ("pgvector", "pinecone")]
+    with ExitStack() as stack:
+        stores = []
+        for backend in wanted:
+            url = stack.enter_context(backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)))
+            stores.append(stack.enter_context(vectorport.connect(url)))
+        yield stores

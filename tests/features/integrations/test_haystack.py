@@ -22,7 +22,6 @@ from haystack.testing.document_store import (
     GetMetadataFieldUniqueValuesTest,
 )
 from haystack.utils.filters import document_matches_filter
-from tests.support import backends
 
 import vectorport
 from vectorport.integrations.haystack import VectorportDocumentStore, VectorportEmbeddingRetriever
@@ -186,18 +185,6 @@ def test_metadata_vectorport_cannot_hold_raises_value_error(
 
 # -- the same pipeline over pgvector and the Pinecone emulator --------------------------
 
-
-@pytest.fixture(scope="module")
-def pgvector_and_pinecone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[vectorport.Store]]:
-    from contextlib import ExitStack
-
-    wanted = [b for b in backends.ALL if b.name in ("pgvector", "pinecone")]
-    with ExitStack() as stack:
-        stores = []
-        for backend in wanted:
-            url = stack.enter_context(backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)))
-            stores.append(stack.enter_context(vectorport.connect(url)))
-        yield stores
 
 
 def test_pipeline_gives_the_same_documents_on_pgvector_and_pinecone(

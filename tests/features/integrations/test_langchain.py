@@ -13,7 +13,6 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_tests.integration_tests import VectorStoreIntegrationTests
-from tests.support import backends
 
 import vectorport
 from vectorport.embedders import HashingEmbedder
@@ -198,18 +197,6 @@ async def test_embedder_adapters_async() -> None:
 
 # -- the same retriever over pgvector and the Pinecone emulator -------------------------
 
-
-@pytest.fixture(scope="module")
-def pgvector_and_pinecone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[vectorport.Store]]:
-    from contextlib import ExitStack
-
-    wanted = [b for b in backends.ALL if b.name in ("pgvector", "pinecone")]
-    with ExitStack() as stack:
-        stores = []
-        for backend in wanted:
-            url = stack.enter_context(backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)))
-            stores.append(stack.enter_context(vectorport.connect(url)))
-        yield stores
 
 
 def test_retriever_gives_the_same_documents_on_pgvector_and_pinecone(

@@ -24,7 +24,6 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryMode,
 )
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
-from tests.support import backends
 
 import vectorport
 from vectorport.core.filters.oracle import matches
@@ -265,18 +264,6 @@ def test_query_engine_over_the_store(vector_store: VectorportVectorStore) -> Non
 
 # -- the same query engine over pgvector and the Pinecone emulator ----------------------
 
-
-@pytest.fixture(scope="module")
-def pgvector_and_pinecone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[vectorport.Store]]:
-    from contextlib import ExitStack
-
-    wanted = [b for b in backends.ALL if b.name in ("pgvector", "pinecone")]
-    with ExitStack() as stack:
-        stores = []
-        for backend in wanted:
-            url = stack.enter_context(backends.open_backend(backend, tmp_path_factory.mktemp(backend.name)))
-            stores.append(stack.enter_context(vectorport.connect(url)))
-        yield stores
 
 
 def test_query_engine_gives_the_same_nodes_on_pgvector_and_pinecone(
