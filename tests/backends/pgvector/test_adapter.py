@@ -36,21 +36,9 @@ from vectorport.core.errors import (
 from vectorport.core.filters import matches, parse_filter
 from vectorport.core.store import Index, Store
 from vectorport.core.types import Record
-from vectorport.testing.pgvector import as_pgvector_url, libpq_uri, running_postgres
+from vectorport.testing.pgvector import as_pgvector_url, libpq_uri
 
 OFF = {"pgvector": {"iterative_scan": "off"}}
-
-
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    with running_postgres(shared=True) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def store(pg_url: str) -> Iterator[Store]:
-    with vectorport.connect(pg_url) as store:
-        yield store
 
 
 @pytest.fixture

@@ -24,22 +24,10 @@ from vectorport.conformance.base import assert_same_matches
 from vectorport.conformance.reference import reference_query
 from vectorport.core.store import Store
 from vectorport.core.types import Record
-from vectorport.testing.pgvector import libpq_uri, running_postgres
+from vectorport.testing.pgvector import libpq_uri
 
 DIM = 8
 ROWS = bulk.REBUILD_MIN_ROWS + 1_500  # above the rebuild threshold, more than one chunk
-
-
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    with running_postgres(shared=True) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def store(pg_url: str) -> Iterator[Store]:
-    with vectorport.connect(pg_url) as store:
-        yield store
 
 
 @pytest.fixture
