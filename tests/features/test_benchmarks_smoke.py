@@ -31,7 +31,10 @@ def servers() -> Iterator[None]:
 def _figures(report: Report, section: str) -> dict[str, float]:
     found = {f.name: f.ratio for f in report.figures if f.section == section}
     for name, ratio in found.items():
-        assert math.isfinite(ratio) and ratio > 0, (name, ratio)
+        assert math.isfinite(ratio), (name, ratio)
+        # a growth exponent over two tiny sizes is timing noise and may be ≤ 0; every
+        # other figure is a ratio of two positive measurements
+        assert "exponent" in name or ratio > 0, (name, ratio)
     return found
 
 
