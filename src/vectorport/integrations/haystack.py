@@ -41,7 +41,7 @@ from vectorport.core.errors import ValidationError
 from vectorport.core.filters.parse import render_filter
 from vectorport.core.store import Index, Store
 from vectorport.core.types import Match, Record, SparseVector
-from vectorport.integrations._records import iter_records, open_index
+from vectorport.integrations._records import iter_records, open_index, write
 from vectorport.integrations.haystack_filters import meta_key, to_vectorport
 
 __all__ = ["VectorportDocumentStore", "VectorportEmbeddingRetriever"]
@@ -179,8 +179,7 @@ class VectorportDocumentStore:
         if not docs:
             return 0
         try:
-            records = [self._record(d) for d in docs]
-            return self.index.upsert(records, self.namespace)
+            return write(self.index, [self._record(d) for d in docs], self.namespace)
         except ValidationError as exc:  # Haystack callers expect ValueError for bad input
             raise ValueError(str(exc)) from exc
 

@@ -39,7 +39,7 @@ from vectorport.core.async_store import AsyncIndex
 from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store
 from vectorport.core.types import Match, Record
-from vectorport.integrations._records import open_index
+from vectorport.integrations._records import awrite, open_index, write
 
 __all__ = ["VectorportVectorStore"]
 
@@ -117,16 +117,21 @@ class VectorportVectorStore(VectorStore):
     def _records(self, texts: Sequence[str], vectors: Sequence[Sequence[float]],
                  metadatas: Sequence[Mapping[str, Any] | None] | None,
                  ids: Sequence[str | None] | None) -> tuple[list[dict[str, Any]], list[str]]:
-        if metadatas is not None and len(metadatas) != len(texts):
-            raise ValueError(f"got {len(metadatas)} metadatas for {len(texts)} texts")
-        if ids is not None and len(ids) != len(texts):
-            raise ValueError(f"got {len(ids)} ids for {len(texts)} texts")
-        chosen = [i if i else str(uuid.uuid4()) for i in (ids or [None] * len(texts))]
-        records = [
-            {"id": chosen[n], "vector": vectors[n], "document": text,
-             "metadata": dict(metadatas[n] or {}) if metadatas is not None else {}}
-            for n, text in enumerate(texts)
-        ]
+        """The records of one add, and the ids returned for it (in input order: a
+        missing id is a fresh UUID). Metadata is passed as given: the upsert's
+        validation copies it."""
+        count = len(texts)
+        if len(vectors) != count:
+            raise ValueError(f"got {len(vectors)} embeddings for {count} texts")
+        if metadatas is not None and len(metadatas) != count:
+            raise ValueError(f"got {len(metadatas)} metadatas for {count} texts")
+        if ids is not None and len(ids) != count:
+            raise ValueError(f"got {len(ids)} ids for {count} texts")
+        chosen = [i or str(uuid.uuid4()) for i in ids] if ids is not None else [
+            str(uuid.uuid4()) for _ in range(count)]
+        metas = metadatas if metadatas is not None else [None] * count
+        records = [{"id": i, "vector": v, "document": t, "metadata": m}
+                   for i, v, t, m in zip(chosen, vectors, texts, metas, strict=True)]
         return records, chosen
 
     @staticmethod
@@ -151,6 +156,39 @@ class VectorportVectorStore(VectorStore):
 
     # -- writes ---------------------------------------------------------------------
 
+    def add_embeddings(
+        self,
+        texts: Iterable[str],
+        embeddings: Sequence[Sequence[float]],
+        metadatas: list[dict[str, Any]] | None = None,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        """Add texts with their precomputed embeddings (``PGVector.add_embeddings``'s
+        signature); returns the ids in input order."""
+        items = list(texts)
+        if not items:
+            return []
+        records, chosen = self._records(items, embeddings, metadatas, ids)
+        write(self._index_for(len(embeddings[0])), records, self.namespace)
+        return chosen
+
+    async def aadd_embeddings(
+        self,
+        texts: Iterable[str],
+        embeddings: Sequence[Sequence[float]],
+        metadatas: list[dict[str, Any]] | None = None,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        items = list(texts)
+        if not items:
+            return []
+        records, chosen = self._records(items, embeddings, metadatas, ids)
+        self._index_for(len(embeddings[0]))
+        await awrite(self.aindex, records, self.namespace)
+        return chosen
+
     def add_texts(
         self,
         texts: Iterable[str],
@@ -162,10 +200,7 @@ class VectorportVectorStore(VectorStore):
         items = list(texts)
         if not items:
             return []
-        vectors = self.embedding.embed_documents(items)
-        records, chosen = self._records(items, vectors, metadatas, ids)
-        self._index_for(len(vectors[0])).upsert(records, self.namespace)
-        return chosen
+        return self.add_embeddings(items, self.embedding.embed_documents(items), metadatas, ids)
 
     def add_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
         """Add or replace documents; a document's own ``id`` is kept (``ids=`` wins)."""
@@ -185,10 +220,7 @@ class VectorportVectorStore(VectorStore):
         if not items:
             return []
         vectors = await self.embedding.aembed_documents(items)
-        records, chosen = self._records(items, vectors, metadatas, ids)
-        self._index_for(len(vectors[0]))
-        await self.aindex.upsert(records, self.namespace)
-        return chosen
+        return await self.aadd_embeddings(items, vectors, metadatas, ids)
 
     async def aadd_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
         ids = kwargs.pop("ids", None) or [d.id for d in documents]

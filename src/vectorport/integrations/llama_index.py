@@ -47,7 +47,7 @@ from vectorport.core.filters.oracle import matches
 from vectorport.core.scoring import hybrid_scale
 from vectorport.core.store import Index, Store
 from vectorport.core.types import Match, Record
-from vectorport.integrations._records import iter_records, open_index
+from vectorport.integrations._records import awrite, iter_records, open_index, write
 from vectorport.integrations.llama_index_filters import Translated, to_vectorport
 
 __all__ = ["VectorportVectorStore"]
@@ -118,13 +118,13 @@ class VectorportVectorStore(BasePydanticVectorStore):
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         if not nodes:
             return []
-        self._index.upsert([self._record(n) for n in nodes], self.namespace)
+        write(self._index, [self._record(n) for n in nodes], self.namespace)
         return [n.node_id for n in nodes]
 
     async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
         if not nodes:
             return []
-        await self._aindex.upsert([self._record(n) for n in nodes], self.namespace)
+        await awrite(self._aindex, [self._record(n) for n in nodes], self.namespace)
         return [n.node_id for n in nodes]
 
     def _delete_matching(self, node: Filter) -> None:
