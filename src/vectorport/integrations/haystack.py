@@ -27,27 +27,33 @@ so two writers racing on one id are not serialised.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import SparseEmbedding
-from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
 
+from vectorport.core.async_store import AsyncIndex, AsyncStore
 from vectorport.core.config import parse_url
 from vectorport.core.errors import ValidationError
 from vectorport.core.filters.parse import render_filter
 from vectorport.core.store import Index, Store
 from vectorport.core.types import Match, Record, SparseVector
-from vectorport.integrations._records import iter_records, open_index, write
-from vectorport.integrations.haystack_filters import meta_key, to_vectorport
+from vectorport.integrations import haystack_documents as hd
+from vectorport.integrations._records import (
+    DEFAULT_PAGE_SIZE,
+    awrite,
+    iter_records,
+    open_index,
+    write,
+)
+from vectorport.integrations.haystack_documents import NO_EMBEDDING_KEY
+from vectorport.integrations.haystack_filters import to_vectorport
 
-__all__ = ["VectorportDocumentStore", "VectorportEmbeddingRetriever"]
-
-NO_EMBEDDING_KEY = "_haystack_no_embedding"
-"""Reserved metadata key marking a document stored without an embedding."""
+__all__ = ["NO_EMBEDDING_KEY", "VectorportDocumentStore", "VectorportEmbeddingRetriever"]
 
 
 class VectorportDocumentStore:
@@ -72,8 +78,8 @@ class VectorportDocumentStore:
         self.sparse = sparse
         self.index = open_index(index, store=url, name=index_name, dimension=embedding_dim,
                                 metric=metric, sparse=sparse)
-        self._placeholder = np.zeros(self.index.dimension, dtype=np.float32)
-        self._placeholder[0] = 1.0
+        self._codec = hd.DocumentCodec(self.index.dimension)
+        self._aindex: AsyncIndex | None = None
 
     def __repr__(self) -> str:
         return f"VectorportDocumentStore(index={self.index!r}, namespace={self.namespace!r})"
@@ -96,45 +102,20 @@ class VectorportDocumentStore:
     def from_dict(cls, data: dict[str, Any]) -> VectorportDocumentStore:
         return default_from_dict(cls, data)
 
-    # -- conversion -----------------------------------------------------------------
+    @property
+    def aindex(self) -> AsyncIndex:
+        """The async handle of :attr:`index` (renewed when a recreate replaced it)."""
+        if self._aindex is None or self._aindex.sync is not self.index:
+            self._aindex = AsyncIndex(self.index)
+        return self._aindex
 
-    def _record(self, doc: Document) -> dict[str, Any]:
-        if doc.blob is not None:
-            raise ValueError(f"document {doc.id!r}: blobs are not stored by vectorport")
-        metadata: dict[str, Any] = {}
-        for key, value in doc.meta.items():
-            if value is None:
-                continue
-            if key == NO_EMBEDDING_KEY:
-                raise ValueError(f"document {doc.id!r}: meta key {key!r} is reserved")
-            metadata[key] = value
-        vector: Any = doc.embedding
-        if vector is None:
-            vector = self._placeholder
-            metadata[NO_EMBEDDING_KEY] = True
-        record: dict[str, Any] = {"id": doc.id, "vector": vector, "metadata": metadata,
-                                  "document": doc.content}
-        if doc.sparse_embedding is not None:
-            record["sparse"] = {"indices": doc.sparse_embedding.indices,
-                                "values": doc.sparse_embedding.values}
-        return record
+    def _records(self, docs: Sequence[Document]) -> list[dict[str, Any]]:
+        return [self._codec.record(d) for d in docs]
 
-    @staticmethod
-    def _meta(metadata: Any) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v
-                for k, v in (metadata or {}).items() if k != NO_EMBEDDING_KEY}
-
-    def _document(self, item: Record | Match, *, score: float | None = None,
-                  with_embedding: bool = True) -> Document:
-        metadata = item.metadata or {}
-        embedding = None
-        if with_embedding and item.vector is not None and not metadata.get(NO_EMBEDDING_KEY):
-            embedding = [float(x) for x in item.vector]
-        sparse = None
-        if with_embedding and item.sparse is not None:
-            sparse = SparseEmbedding(indices=list(item.sparse.indices), values=list(item.sparse.values))
-        return Document(id=item.id, content=item.document, meta=self._meta(metadata),
-                        embedding=embedding, sparse_embedding=sparse, score=score)
+    def _filter_node(self, filters: dict[str, Any] | None) -> tuple[bool, Any]:
+        """(whether anything can match, the vectorport filter) for Haystack ``filters``."""
+        translated = to_vectorport(filters)
+        return not translated.nothing, translated.node
 
     # -- the DocumentStore protocol -------------------------------------------------
 
@@ -143,45 +124,20 @@ class VectorportDocumentStore:
 
     def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
         """Every document matching Haystack ``filters`` (all when ``None``)."""
-        return [self._document(r) for r in self._matching(filters)]
+        return [self._codec.document(r) for r in self._matching(filters)]
 
     def _matching(self, filters: dict[str, Any] | None) -> list[Record]:
-        translated = to_vectorport(filters)
-        if translated.nothing:
-            return []
-        return list(iter_records(self.index, self.namespace, translated.node))
+        possible, node = self._filter_node(filters)
+        return list(iter_records(self.index, self.namespace, node)) if possible else []
 
     def write_documents(self, documents: list[Document],
                         policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
         """Write documents; ``NONE`` means ``FAIL``. Returns how many were written."""
-        if (not isinstance(documents, Iterable) or isinstance(documents, (str, bytes))
-                or any(not isinstance(d, Document) for d in documents)):
-            raise ValueError("Please provide a list of Documents.")
-        docs = list(documents)
-        if not docs:
-            return 0
-        if policy == DuplicatePolicy.NONE:
-            policy = DuplicatePolicy.FAIL
-        if policy != DuplicatePolicy.OVERWRITE:
-            existing = set(self.index.fetch([d.id for d in docs], self.namespace))
-            if policy == DuplicatePolicy.FAIL:
-                repeated = sorted(existing | _repeated_ids(docs))
-                if repeated:
-                    raise DuplicateDocumentError(f"ID '{repeated[0]}' already exists.")
-            else:
-                seen: set[str] = set(existing)
-                kept = []
-                for doc in docs:
-                    if doc.id not in seen:
-                        seen.add(doc.id)
-                        kept.append(doc)
-                docs = kept
-        if not docs:
-            return 0
-        try:
-            return write(self.index, [self._record(d) for d in docs], self.namespace)
-        except ValidationError as exc:  # Haystack callers expect ValueError for bad input
-            raise ValueError(str(exc)) from exc
+        docs, policy = hd.checked_documents(documents), hd.effective_policy(policy)
+        existing = self.index.fetch(hd.ids_to_check(docs, policy), self.namespace)
+        records = self._records(hd.kept_documents(docs, set(existing), policy))
+        with _as_value_error():
+            return write(self.index, records, self.namespace) if records else 0
 
     def delete_documents(self, document_ids: list[str]) -> None:
         if document_ids:
@@ -206,53 +162,28 @@ class VectorportDocumentStore:
 
     def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
         """Merge ``meta`` into every matching document (a rewrite of each record)."""
-        matching = self._matching(filters)
-        if not matching:
-            return 0
-        updated = []
-        for record in matching:
-            doc = self._document(record)
-            doc.meta.update(meta)
-            updated.append(doc)
-        return self.write_documents(updated, DuplicatePolicy.OVERWRITE)
+        updated = hd.updated_documents(self._matching(filters), meta)
+        return self.write_documents(updated, DuplicatePolicy.OVERWRITE) if updated else 0
 
     def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
-        translated = to_vectorport(filters)
-        if translated.nothing:
+        possible, node = self._filter_node(filters)
+        if not possible:
             return 0
-        if translated.node is None:
+        if node is None:
             return self.count_documents()
         if self.index.store.capabilities.count_by_filter:
-            return self.index.count(self.namespace, filter=translated.node)
-        return sum(1 for _ in iter_records(self.index, self.namespace, translated.node))
+            return self.index.count(self.namespace, filter=node)
+        return sum(1 for _ in iter_records(self.index, self.namespace, node))
 
     def count_unique_metadata_by_filter(self, filters: dict[str, Any],
                                         metadata_fields: list[str]) -> dict[str, int]:
-        keys = {name: meta_key(name) for name in metadata_fields}
-        seen: dict[str, set[tuple[str, Any]]] = {name: set() for name in metadata_fields}
-        for record in self._matching(filters):
-            for name, key in keys.items():
-                if key in record.metadata:
-                    seen[name].add(_distinct(record.metadata[key]))
-        return {name: len(values) for name, values in seen.items()}
+        return hd.unique_counts(self._matching(filters), metadata_fields)
 
     def get_metadata_fields_info(self) -> dict[str, dict[str, str]]:
-        kinds: dict[str, str] = {}
-        for record in self._matching(None):
-            for key, value in self._meta(record.metadata).items():
-                kinds[key] = _haystack_type(value)
-        return {key: {"type": kind} for key, kind in kinds.items()}
+        return hd.fields_info(self._matching(None))
 
     def get_metadata_field_min_max(self, metadata_field: str) -> dict[str, Any]:
-        key = meta_key(metadata_field)
-        values = [r.metadata[key] for r in self._matching(None)
-                  if isinstance(r.metadata.get(key), (int, float, str))]
-        if not values:
-            return {"min": None, "max": None}
-        try:
-            return {"min": min(values), "max": max(values)}
-        except TypeError as exc:
-            raise ValueError(f"metadata field {metadata_field!r} mixes kinds") from exc
+        return hd.min_max(self._matching(None), metadata_field)
 
     def get_metadata_field_unique_values(
         self, metadata_field: str, search_term: str | None = None, from_: int = 0, size: int = 10,
@@ -260,19 +191,108 @@ class VectorportDocumentStore:
     ) -> tuple[list[Any], int]:
         """Distinct values of a field (``1``, ``1.0``, ``True`` and ``"1"`` are four),
         sorted by their text, with an optional case-insensitive ``search_term``."""
-        key = meta_key(metadata_field)
-        unique: dict[tuple[str, Any], Any] = {}
-        for record in self._matching(filters):
-            if key in record.metadata:
-                value = self._meta({key: record.metadata[key]})[key]
-                unique.setdefault(_distinct(record.metadata[key]), value)
-        if search_term:
-            term = search_term.lower()
-            unique = {k: v for k, v in unique.items() if term in str(v).lower()}
-        ordered = sorted(unique, key=lambda k: (str(unique[k]), k[0]))
-        return [unique[k] for k in ordered[from_:from_ + size]], len(ordered)
+        return hd.unique_values(self._matching(filters), metadata_field, search_term, from_, size)
+
+    # -- the async forms --------------------------------------------------------------
+    # The same computations over AsyncIndex: the backend's own async I/O where the
+    # adapter has it, a worker thread otherwise.
+
+    async def count_documents_async(self) -> int:
+        return await self.aindex.count(self.namespace)
+
+    async def filter_documents_async(self, filters: dict[str, Any] | None = None) -> list[Document]:
+        return [self._codec.document(r) for r in await self._amatching(filters)]
+
+    async def _amatching(self, filters: dict[str, Any] | None) -> list[Record]:
+        possible, node = self._filter_node(filters)
+        if not possible:
+            return []
+        return [r async for r in self.aindex.iter_records(
+            self.namespace, filter=node, page_size=DEFAULT_PAGE_SIZE)]
+
+    async def write_documents_async(self, documents: list[Document],
+                                    policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+        docs, policy = hd.checked_documents(documents), hd.effective_policy(policy)
+        existing = await self.aindex.fetch(hd.ids_to_check(docs, policy), self.namespace)
+        records = self._records(hd.kept_documents(docs, set(existing), policy))
+        with _as_value_error():
+            return await awrite(self.aindex, records, self.namespace) if records else 0
+
+    async def delete_documents_async(self, document_ids: list[str]) -> None:
+        if document_ids:
+            await self.aindex.delete(list(document_ids), namespace=self.namespace)
+
+    async def delete_all_documents_async(self, recreate_index: bool = False) -> None:
+        if recreate_index:
+            spec, store = self.index.spec, AsyncStore(self.index.store)
+            await store.delete_index(spec.name, missing_ok=True)
+            created = await store.create_index(spec.name, spec.dimension, spec.metric,
+                                               sparse=spec.sparse)
+            self.index = created.sync
+            return
+        await self.aindex.delete_namespace(self.namespace)
+
+    async def delete_by_filter_async(self, filters: dict[str, Any]) -> int:
+        ids = [r.id for r in await self._amatching(filters)]
+        await self.delete_documents_async(ids)
+        return len(ids)
+
+    async def update_by_filter_async(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        updated = hd.updated_documents(await self._amatching(filters), meta)
+        if not updated:
+            return 0
+        return await self.write_documents_async(updated, DuplicatePolicy.OVERWRITE)
+
+    async def count_documents_by_filter_async(self, filters: dict[str, Any]) -> int:
+        possible, node = self._filter_node(filters)
+        if not possible:
+            return 0
+        if node is None:
+            return await self.count_documents_async()
+        if self.index.store.capabilities.count_by_filter:
+            return await self.aindex.count(self.namespace, filter=node)
+        return len(await self._amatching(filters))
+
+    async def count_unique_metadata_by_filter_async(self, filters: dict[str, Any],
+                                                    metadata_fields: list[str]) -> dict[str, int]:
+        return hd.unique_counts(await self._amatching(filters), metadata_fields)
+
+    async def get_metadata_fields_info_async(self) -> dict[str, dict[str, str]]:
+        return hd.fields_info(await self._amatching(None))
+
+    async def get_metadata_field_min_max_async(self, metadata_field: str) -> dict[str, Any]:
+        return hd.min_max(await self._amatching(None), metadata_field)
+
+    async def get_metadata_field_unique_values_async(
+        self, metadata_field: str, search_term: str | None = None, from_: int = 0, size: int = 10,
+        filters: dict[str, Any] | None = None,
+    ) -> tuple[list[Any], int]:
+        return hd.unique_values(await self._amatching(filters), metadata_field, search_term,
+                                from_, size)
 
     # -- retrieval ------------------------------------------------------------------
+
+    def _retrieval(self, query_embedding: Sequence[float], filters: dict[str, Any] | None,
+                   top_k: int, return_embedding: bool,
+                   query_sparse_embedding: SparseEmbedding | None) -> dict[str, Any] | None:
+        """The query's arguments, or ``None`` when nothing can be retrieved."""
+        possible, node = self._filter_node(filters)
+        if top_k == 0 or not possible:
+            return None
+        real = {NO_EMBEDDING_KEY: {"$exists": False}}  # placeholders are never retrieved
+        combined = real if node is None else {"$and": [real, render_filter(node)]}
+        sparse = None
+        if query_sparse_embedding is not None:
+            sparse = SparseVector(tuple(query_sparse_embedding.indices),
+                                  tuple(query_sparse_embedding.values))
+        return {"vector": list(query_embedding), "sparse": sparse, "top_k": top_k,
+                "filter": combined, "namespace": self.namespace,
+                "include_vectors": return_embedding}
+
+    def _retrieved(self, matches: list[Match], scale_score: bool,
+                   return_embedding: bool) -> list[Document]:
+        return [self._codec.document(m, score=self._scaled(m.score) if scale_score else m.score,
+                                     with_embedding=return_embedding) for m in matches]
 
     def embedding_retrieval(
         self, query_embedding: Sequence[float], filters: dict[str, Any] | None = None,
@@ -282,22 +302,23 @@ class VectorportDocumentStore:
         """The ``top_k`` documents nearest to ``query_embedding`` with vectorport's exact
         score; ``scale_score`` maps it into [0, 1] (cosine and dot product as Haystack's
         in-memory store does, euclidean is already there)."""
-        if top_k == 0:
+        query = self._retrieval(query_embedding, filters, top_k, return_embedding,
+                                query_sparse_embedding)
+        if query is None:
             return []
-        translated = to_vectorport(filters)
-        if translated.nothing:
+        return self._retrieved(self.index.query(**query), scale_score, return_embedding)
+
+    async def embedding_retrieval_async(
+        self, query_embedding: Sequence[float], filters: dict[str, Any] | None = None,
+        top_k: int = 10, scale_score: bool = False, return_embedding: bool = False,
+        query_sparse_embedding: SparseEmbedding | None = None,
+    ) -> list[Document]:
+        query = self._retrieval(query_embedding, filters, top_k, return_embedding,
+                                query_sparse_embedding)
+        if query is None:
             return []
-        real = {NO_EMBEDDING_KEY: {"$exists": False}}
-        node = real if translated.node is None else {"$and": [real, render_filter(translated.node)]}
-        sparse = None
-        if query_sparse_embedding is not None:
-            sparse = SparseVector(tuple(query_sparse_embedding.indices),
-                                  tuple(query_sparse_embedding.values))
-        matches = self.index.query(
-            list(query_embedding), sparse=sparse, top_k=top_k, filter=node,
-            namespace=self.namespace, include_vectors=return_embedding)
-        return [self._document(m, score=self._scaled(m.score) if scale_score else m.score,
-                               with_embedding=return_embedding) for m in matches]
+        matches = await self.aindex.query(**query)
+        return self._retrieved(matches, scale_score, return_embedding)
 
     def _scaled(self, score: float) -> float:
         if self.index.metric == "cosine":
@@ -307,27 +328,13 @@ class VectorportDocumentStore:
         return score
 
 
-def _repeated_ids(docs: Sequence[Document]) -> set[str]:
-    seen: set[str] = set()
-    repeated: set[str] = set()
-    for doc in docs:
-        (repeated if doc.id in seen else seen).add(doc.id)
-    return repeated
-
-
-def _distinct(value: Any) -> tuple[str, Any]:
-    """A key that keeps ``1``, ``1.0``, ``True`` and ``"1"`` apart."""
-    return type(value).__name__, value
-
-
-def _haystack_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    return "keyword"
+@contextmanager
+def _as_value_error() -> Iterator[None]:
+    """Haystack callers expect ``ValueError`` for bad input, not vectorport's own error."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ValueError(str(exc)) from exc
 
 
 @component
@@ -355,12 +362,22 @@ class VectorportEmbeddingRetriever:
         params["document_store"] = VectorportDocumentStore.from_dict(params["document_store"])
         return default_from_dict(cls, data)
 
+    def _options(self, filters: dict[str, Any] | None, top_k: int | None) -> dict[str, Any]:
+        return {"filters": filters if filters is not None else self.filters,
+                "top_k": self.top_k if top_k is None else top_k,
+                "scale_score": self.scale_score, "return_embedding": self.return_embedding}
+
     @component.output_types(documents=list[Document])
     def run(self, query_embedding: list[float], filters: dict[str, Any] | None = None,
             top_k: int | None = None) -> dict[str, list[Document]]:
         """Runtime ``filters`` replace the ones given at construction."""
-        docs = self.document_store.embedding_retrieval(
-            query_embedding, filters=filters if filters is not None else self.filters,
-            top_k=self.top_k if top_k is None else top_k, scale_score=self.scale_score,
-            return_embedding=self.return_embedding)
+        docs = self.document_store.embedding_retrieval(query_embedding, **self._options(filters, top_k))
+        return {"documents": docs}
+
+    @component.output_types(documents=list[Document])
+    async def run_async(self, query_embedding: list[float], filters: dict[str, Any] | None = None,
+                        top_k: int | None = None) -> dict[str, list[Document]]:
+        """:meth:`run`, over the store's async methods (``AsyncPipeline``)."""
+        docs = await self.document_store.embedding_retrieval_async(
+            query_embedding, **self._options(filters, top_k))
         return {"documents": docs}

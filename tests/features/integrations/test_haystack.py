@@ -1,6 +1,7 @@
 """Haystack's own document-store suites (DocumentStoreBaseTests with FilterDocumentsTest,
-and the extended tests) against the Haystack bridge on several real backends, plus the
-embedding retriever in a pipeline and the filter translation's edge cases."""
+the extended tests, and every async test class of haystack.testing.document_store_async)
+against the Haystack bridge on several real backends, plus the embedding retriever in a
+pipeline (sync and async) and the filter translation's edge cases."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from haystack import Document, Pipeline
 from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
 from haystack.errors import FilterError
+from haystack.testing import document_store_async as hsa
 from haystack.testing.document_store import (
     CountDocumentsByFilterTest,
     CountUniqueMetadataByFilterTest,
@@ -47,6 +49,18 @@ def _comparable(doc: Document) -> tuple[str, dict[str, object], list[float] | No
     return doc.id, data, embedding
 
 
+def _assert_documents_are_equal(received: list[Document], expected: list[Document]) -> None:
+    # Haystack's suites invite this override: order is the store's own, and vectorport
+    # keeps vectors as float32, so embeddings are equal to float32 precision.
+    got = sorted((_comparable(d) for d in received), key=lambda t: t[0])
+    want = sorted((_comparable(d) for d in expected), key=lambda t: t[0])
+    assert [(i, d) for i, d, _ in got] == [(i, d) for i, d, _ in want]
+    for (_, _, a), (_, _, b) in zip(got, want, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None and b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
 class TestHaystackSuite(
     DocumentStoreBaseExtendedTests,
     CountDocumentsByFilterTest,
@@ -61,17 +75,7 @@ class TestHaystackSuite(
     def document_store(self, store: vectorport.Store) -> Iterator[VectorportDocumentStore]:
         yield from _document_store(store)
 
-    @staticmethod
-    def assert_documents_are_equal(received: list[Document], expected: list[Document]) -> None:
-        # Haystack's suite invites this override: order is the store's own, and vectorport
-        # keeps vectors as float32, so embeddings are equal to float32 precision.
-        got = sorted((_comparable(d) for d in received), key=lambda t: t[0])
-        want = sorted((_comparable(d) for d in expected), key=lambda t: t[0])
-        assert [(i, d) for i, d, _ in got] == [(i, d) for i, d, _ in want]
-        for (_, _, a), (_, _, b) in zip(got, want, strict=True):
-            assert (a is None) == (b is None)
-            if a is not None and b is not None:
-                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert_documents_are_equal = staticmethod(_assert_documents_are_equal)
 
     def test_write_documents(self, document_store: VectorportDocumentStore) -> None:
         # the suite leaves the default policy to the store: NONE behaves as FAIL
@@ -80,6 +84,36 @@ class TestHaystackSuite(
         with pytest.raises(DuplicateDocumentError):
             document_store.write_documents([doc])
         self.assert_documents_are_equal(document_store.filter_documents(), [doc])
+
+
+class TestHaystackAsyncSuite(
+    hsa.CountDocumentsAsyncTest,
+    hsa.CountDocumentsByFilterAsyncTest,
+    hsa.CountUniqueMetadataByFilterAsyncTest,
+    hsa.DeleteAllAsyncTest,
+    hsa.DeleteByFilterAsyncTest,
+    hsa.DeleteDocumentsAsyncTest,
+    hsa.FilterDocumentsAsyncTest,
+    hsa.GetMetadataFieldMinMaxAsyncTest,
+    hsa.GetMetadataFieldsInfoAsyncTest,
+    hsa.GetMetadataFieldUniqueValuesAsyncTest,
+    hsa.UpdateByFilterAsyncTest,
+    hsa.WriteDocumentsAsyncTest,
+):
+    """Every async test class the installed Haystack ships, with the same hooks."""
+
+    @pytest.fixture
+    def document_store(self, store: vectorport.Store) -> Iterator[VectorportDocumentStore]:
+        yield from _document_store(store)
+
+    assert_documents_are_equal = staticmethod(_assert_documents_are_equal)
+
+    async def test_write_documents_async(self, document_store: VectorportDocumentStore) -> None:
+        doc = Document(content="test doc")
+        assert await document_store.write_documents_async([doc]) == 1
+        with pytest.raises(DuplicateDocumentError):
+            await document_store.write_documents_async([doc])
+        self.assert_documents_are_equal(await document_store.filter_documents_async(), [doc])
 
 
 # -- beyond the suite ---------------------------------------------------------------------
@@ -168,6 +202,21 @@ def test_retriever_in_a_pipeline(document_store: VectorportDocumentStore) -> Non
     assert [d.id for d in found] == ["d3", "d0"]  # "plain" has no embedding: never retrieved
     assert found[0].score == pytest.approx(1.0, abs=1e-4)
     assert found[0].embedding is None
+
+
+async def test_retriever_in_an_async_pipeline(document_store: VectorportDocumentStore) -> None:
+    docs = _docs()
+    await document_store.write_documents_async(docs)
+    filters = {"field": "meta.tag", "operator": "==", "value": "a"}
+    pipeline = Pipeline()  # Haystack 3: Pipeline.run_async calls the run_async of components
+    pipeline.add_component("retriever", VectorportEmbeddingRetriever(document_store, top_k=3))
+    result = await pipeline.run_async({"retriever": {"query_embedding": docs[0].embedding,
+                                                     "filters": filters}})
+    found = result["retriever"]["documents"]
+    # the same answer as the sync path, which the pipeline test above checks against the data
+    want = document_store.embedding_retrieval(docs[0].embedding or [], filters=filters, top_k=3)
+    assert [(d.id, d.score) for d in found] == [(d.id, d.score) for d in want]
+    assert found[0].id == "d0"
 
 
 def test_embedding_less_documents_round_trip(document_store: VectorportDocumentStore) -> None:
