@@ -23,6 +23,10 @@ Filters are Haystack's dialect with Haystack's meaning (see
 :meth:`Index.scan <vectorport.Index.scan>`, which every backend has.
 ``DuplicatePolicy.FAIL`` and ``SKIP`` read the ids before writing,
 so two writers racing on one id are not serialised.
+
+Every method has its async form (``count_documents_async``, ``write_documents_async``,
+…, ``embedding_retrieval_async``) over :class:`~vectorport.AsyncIndex`: the backend's
+own async I/O where the adapter has it, a worker thread otherwise.
 """
 
 from __future__ import annotations
