@@ -128,6 +128,9 @@ def run(report: Report, options: Options) -> None:
                     for _ in range(repeats // 2)]
         store.delete_index(INDEX, missing_ok=True)
         seconds = statistics.median(samples)
+        report.note("LangChain bridge: VectorportVectorStore loads (before, then after the "
+                    "langchain-postgres load): "
+                    + ", ".join(f"{rows / s:,.0f}" for s in samples) + " embeddings/s")
         if baseline is None:
             report.note(f"LangChain bridge: VectorportVectorStore added {rows / seconds:,.0f} "
                         "embeddings/s (no langchain-postgres figure in this run)")
