@@ -174,6 +174,35 @@ def test_every_turbopuffer_call_on_a_stalled_server_is_bounded() -> None:
             _check_every_call(store, faults, 1.5)
 
 
+def test_every_milvus_call_on_a_stopped_server_is_bounded() -> None:
+    """A Milvus server (``milvus-lite server``) stopped with SIGSTOP once connected: its
+    connections stay open and nothing answers. Collection calls (has, describe, create,
+    drop, list) are bounded as data calls are."""
+    import os
+    import signal
+
+    from vectorport.testing.milvus import lite_server_process
+
+    _warm("milvus")
+    with lite_server_process() as (url, process), \
+            vectorport.connect(url + "?timeout=1.5") as store:
+        index = store.create_index("stall", 4, "cosine")
+        index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+        os.kill(process.pid, signal.SIGSTOP)
+        calls: dict[str, Callable[[], Any]] = {
+            **_calls(index),
+            "list_indexes": store.list_indexes,
+            "describe_index": lambda: store.describe_index("stall"),
+            "create_index": lambda: store.create_index("other", 4),
+            "delete_index": lambda: store.delete_index("stall"),
+        }
+        for name, call in calls.items():
+            try:
+                _bounded(1.5, call)
+            except AssertionError as exc:
+                raise AssertionError(f"{name}: {exc}") from None
+
+
 # -- one deadline over every retry, Retry-After, batches -------------------------------------
 
 
