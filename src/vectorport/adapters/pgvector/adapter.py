@@ -71,6 +71,7 @@ from vectorport.adapters.pgvector.options import (
 )
 from vectorport.adapters.pgvector.schema import SET_LOCAL, STAGE_TABLES, Names
 from vectorport.adapters.pgvector.statements import Statement
+from vectorport.adapters.pgvector.watchdog import within_deadline
 from vectorport.core import validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL
@@ -178,7 +179,8 @@ class PgvectorAdapter:
     def _connect(self, operation: str, index: str | None = None) -> Iterator[Connection[Any]]:
         try:
             # never wait for a pooled connection past the call's deadline
-            with self._pool.connection(request_timeout(self._settings.pool_timeout)) as conn:
+            with self._pool.connection(request_timeout(self._settings.pool_timeout)) as conn, \
+                    within_deadline(conn, operation, index):
                 yield conn
         except VectorportError:
             raise
@@ -455,7 +457,8 @@ class PgvectorAdapter:
     ) -> AsyncIterator[AsyncConnection[Any]]:
         try:
             async with self._async_pool().connection() as conn:
-                yield conn
+                with within_deadline(conn, operation, index):
+                    yield conn
         except VectorportError:
             raise
         except Exception as exc:
