@@ -55,7 +55,6 @@ from vectorport.adapterkit import (
     Record,
     Secret,
     SparseVector,
-    ValidationError,
     VectorportError,
     batches,
     prefix_upper_bound,
@@ -343,13 +342,6 @@ class MilvusAdapter:
 
     def _row(self, index: IndexSpec, namespace: str, record: Record) -> dict[str, Any]:
         meta, aux = layout.encode_metadata(record.metadata, encoded=self._engine.encoded_text)
-        if self._engine.encoded_text and (
-            len(json.dumps(meta, ensure_ascii=False).encode("utf-8")) > layout.JSON_MAX_BYTES
-        ):
-            raise ValidationError(
-                f"record {record.id!r}: its metadata is over Milvus' {layout.JSON_MAX_BYTES} "
-                "byte JSON limit once encoded for milvus-lite 2"
-            )
         row: dict[str, Any] = {
             layout.PK: self._pk(namespace, record.id),
             layout.NAMESPACE: namespace,
