@@ -203,6 +203,36 @@ def test_every_milvus_call_on_a_stopped_server_is_bounded() -> None:
                 raise AssertionError(f"{name}: {exc}") from None
 
 
+def test_chroma_http_calls_on_a_frozen_server_are_cut_to_the_call_deadline() -> None:
+    """A ``chroma run`` server frozen (SIGSTOP) once connected, a store timeout of 20 s
+    and a per-call deadline of 1.5 s: each request is cut to what is left of the call,
+    so every call ends within the call's deadline, not the store's timeout."""
+    from urllib.parse import urlsplit
+
+    from vectorport.testing.chroma import running_chroma_server
+    from vectorport.testing.stalled import listening_pid, stopped
+
+    _warm("chroma+http")
+    with running_chroma_server(docker=False) as url:
+        if url.launch.via != "embedded":
+            pytest.skip("needs a chroma server of its own to freeze")
+        pid = listening_pid(urlsplit(url).port or 0)
+        with vectorport.connect(url + "?timeout=20") as store:
+            index = store.create_index("frozen", 4, "cosine")
+            index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+            calls = {**_calls(index), "list_indexes": store.list_indexes,
+                     "describe_index": lambda: store.describe_index("frozen")}
+            with stopped(pid):
+                for name, call in calls.items():
+                    if name == "list_ids":
+                        continue  # not declared by chroma
+                    with vectorport.deadline(1.5):
+                        try:
+                            _bounded_or_hung(1.5, call)
+                        except AssertionError as exc:
+                            raise AssertionError(f"{name}: {exc}") from None
+
+
 # -- one deadline over every retry, Retry-After, batches -------------------------------------
 
 
@@ -416,6 +446,7 @@ def test_a_dead_postgres_surfaces_within_one_deadline(own_postgres: Any) -> None
 def _bounded_or_hung(seconds: float, fn: Callable[[], Any]) -> BaseException:
     """:func:`_bounded` in a thread, so that a call that hangs fails the test instead of
     hanging it (the thread finishes once the server is thawed)."""
+    import contextvars
     import threading
 
     outcome: list[BaseException] = []
@@ -426,7 +457,8 @@ def _bounded_or_hung(seconds: float, fn: Callable[[], Any]) -> BaseException:
         except BaseException as exc:  # reported below, in the test's thread
             outcome.append(exc)
 
-    thread = threading.Thread(target=run, daemon=True)
+    # in a copy of this context: an enclosing vectorport.deadline goes along
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(run,), daemon=True)
     thread.start()
     thread.join(seconds + MARGIN + 1.0)
     assert not thread.is_alive(), f"still waiting {seconds + MARGIN + 1.0:.1f} s later"
