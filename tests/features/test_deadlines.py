@@ -508,3 +508,27 @@ def test_a_frozen_postgres_mid_session_is_bounded(own_postgres: Any) -> None:
         error = _bounded_or_hung(1.5, lambda: asyncio.run(async_query()))
         assert isinstance(error, DeadlineExceededError)
         assert index.count() == 5  # thawed: the pool replaced what was severed
+
+
+def test_the_pgvector_watchdog_severs_only_what_has_expired() -> None:
+    """A real socket pair: an expired arming shuts the socket down (the peer reads
+    EOF), a far one (past the platform's time_t, as vectorport.deadline(1e12) would
+    give) neither fires nor stops the watchdog."""
+    import socket
+
+    from vectorport.adapters.pgvector.watchdog import Watchdog
+
+    dog = Watchdog()
+    far_a, far_b = socket.socketpair()
+    near_a, near_b = socket.socketpair()
+    with far_a, far_b, near_a, near_b:
+        far = dog.arm(far_a, time.monotonic() + 1e12)
+        near = dog.arm(near_a, time.monotonic() + 0.2)
+        near_b.settimeout(2 + MARGIN)
+        assert near_b.recv(1) == b""  # severed: EOF
+        assert dog.disarm(near)
+        assert not dog.disarm(far)
+        again = dog.arm(far_a, time.monotonic() + 0.1)  # the thread is still watching
+        far_b.settimeout(2 + MARGIN)
+        assert far_b.recv(1) == b""
+        assert dog.disarm(again)

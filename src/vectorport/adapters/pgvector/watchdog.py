@@ -51,6 +51,9 @@ def sever(conn: _Socketed) -> None:
         dup.close()
 
 
+_MAX_WAIT = 3600.0
+
+
 class Watchdog:
     """Connections armed with a deadline (:func:`time.monotonic`), severed once it has
     passed; a token per arming says afterwards whether it fired."""
@@ -95,7 +98,10 @@ class Watchdog:
                         self._fired.add(token)
                         sever(conn)
                 earliest = min((a for a, _ in self._armed.values()), default=None)
-                self._cond.wait(None if earliest is None else max(0.0, earliest - now))
+                # capped: a far deadline (vectorport.deadline(1e10)) must not overflow
+                # the platform's time_t and end this thread; it is simply looked at again
+                wait = None if earliest is None else min(_MAX_WAIT, max(0.0, earliest - now))
+                self._cond.wait(wait)
 
 
 WATCHDOG = Watchdog()
