@@ -134,7 +134,8 @@ class MilvusAdapter:
         with translated("connect"):
             self._client = MilvusClient(**kwargs)
         self._engine: Engine = detect_engine(
-            self._client, lite_file=not uri.startswith(("http://", "https://"))
+            self._client, lite_file=not uri.startswith(("http://", "https://")),
+            timeout=None if timeout is None else request_timeout(timeout),
         )
 
     @classmethod

@@ -120,8 +120,9 @@ def _unimplemented(exc: BaseException) -> bool:
     return "UNIMPLEMENTED" in str(getattr(code, "name", code)).upper()
 
 
-def detect_engine(client: Any, *, lite_file: bool) -> Engine:
-    """The engine line behind ``client`` (see the module docstring)."""
+def detect_engine(client: Any, *, lite_file: bool, timeout: float | None = None) -> Engine:
+    """The engine line behind ``client`` (see the module docstring); ``timeout`` bounds
+    the one request it may send."""
     if lite_file:
         try:
             version = importlib.metadata.version("milvus-lite")
@@ -129,7 +130,7 @@ def detect_engine(client: Any, *, lite_file: bool) -> Engine:
             return CURRENT
         return LITE2 if _major(version) < 3 else CURRENT
     try:
-        client.get_server_version()
+        client.get_server_version(**({} if timeout is None else {"timeout": timeout}))
     except Exception as exc:
         if _unimplemented(exc):
             return LITE2
