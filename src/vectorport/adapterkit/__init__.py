@@ -60,7 +60,7 @@ from vectorport.core.adapter import (
     PatchableAdapter,
     ScanningAdapter,
 )
-from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
+from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import (
     BackendError,
@@ -94,6 +94,7 @@ from vectorport.core.filters.ast import (
 )
 from vectorport.core.filters.nnf import to_nnf
 from vectorport.core.filters.oracle import matches
+from vectorport.core.limits import IndexLimitsAdapter
 from vectorport.core.retry import RetryPolicy, check_deadline, deadline, remaining, request_timeout
 from vectorport.core.scoring import Distance, score_from_distance, sort_matches, sparse_dot
 from vectorport.core.types import (
@@ -151,8 +152,10 @@ __all__ = [
     "Include",
     "IndexExistsError",
     "IndexInfo",
+    "IndexLimitsAdapter",
     "IndexNotFoundError",
     "IndexSpec",
+    "Limits",
     "Match",
     "Memo",
     "Metadata",

@@ -26,7 +26,7 @@ from vectorport.core.errors import (
 )
 from vectorport.core.filters.ast import And, Condition
 from vectorport.core.filters.parse import MAX_NODES
-from vectorport.core.limits import check_record_limits
+from vectorport.core.limits import check_record_limits, index_capabilities
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store
 from vectorport.core.types import METRICS, IndexSpec, Metric
 
@@ -55,8 +55,9 @@ def _good(tag: str) -> list[dict[str, Any]]:
 
 def _refused_by_limits(store: Store, spec: IndexSpec, row: dict[str, Any]) -> bool:
     record = canonical_records([row])[0]
+    caps = index_capabilities(store.adapter, store.capabilities, spec)  # the index's own
     try:
-        check_record_limits(store.backend, store.capabilities, spec, record)
+        check_record_limits(store.backend, caps, spec, record)
     except ValidationError:
         return True
     return False

@@ -46,6 +46,9 @@ class Limits:
     allow_zero_vector: bool = True
     """Whether an all-zero dense vector can be stored under every metric (cosine never
     takes one, whatever the backend)."""
+    max_abs_value: float | None = None
+    """The largest magnitude of a dense vector component the index stores (65504 for
+    float16 storage); usually declared per index (``IndexLimitsAdapter``)."""
     max_sparse_entries: int | None = None
     """Non-zero entries of one sparse vector."""
     max_sparse_index: int = INT32_MAX

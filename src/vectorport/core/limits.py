@@ -1,16 +1,25 @@
 """The backend's declared :class:`~vectorport.core.capabilities.Limits`, checked by the
 facade for a whole call before any I/O, and the gate for hand-built filter trees.
 
-Every function here is pure. ``requests.build_records`` calls
-:func:`check_record_limits` for every record of an upsert before the first batch is
-sent, so a record one backend cannot store makes the whole call fail with nothing
-written, and two backends declaring the same rule answer the same input the same way.
+Every check here is pure. ``requests.build_records`` calls :func:`check_record_limits`
+for every record of an upsert before the first batch is sent, so a record one backend
+cannot store makes the whole call fail with nothing written, and two backends declaring
+the same rule answer the same input the same way.
+
+Some limits belong to an index rather than to the backend (pgvector's ``halfvec``
+indexes store float16): an adapter implementing :class:`IndexLimitsAdapter` derives an
+index's limits from its :class:`IndexSpec`, and :func:`index_capabilities` is what the
+facade checks that index's calls against. Limits of an engine line (milvus-lite 2) are
+simply that connection's ``capabilities``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import threading
 from collections.abc import Iterable, Mapping
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,6 +31,41 @@ from vectorport.core.filters.parse import MAX_DEPTH, MAX_NODES, parse_filter, re
 from vectorport.core.types import IndexSpec, MetadataValue, Record, RecordPatch, SparseVector
 
 _NODE_TYPES = (Condition, And, Or, Nor, Not)
+
+
+@runtime_checkable
+class IndexLimitsAdapter(Protocol):
+    """An adapter whose limits depend on the index (its storage type, say)."""
+
+    def index_limits(self, spec: IndexSpec, limits: Limits) -> Limits:
+        """The limits of ``spec``'s index, given the backend's ``limits`` (return
+        ``limits`` itself when the index adds nothing; a constant otherwise, so the
+        derived capabilities are made once)."""
+        ...
+
+
+_derived: dict[tuple[int, int], tuple[Capabilities, Limits, Capabilities]] = {}
+_derived_lock = threading.Lock()
+
+
+def index_capabilities(adapter: object, caps: Capabilities, spec: IndexSpec) -> Capabilities:
+    """``caps`` with the limits of ``spec``'s index, for adapters that declare them."""
+    derive = getattr(adapter, "index_limits", None)  # (an isinstance on the Protocol
+    if derive is None:  # would cost more than the rest of a small call's checks)
+        return caps
+    limits: Limits = derive(spec, caps.limits)
+    if limits is caps.limits or limits == caps.limits:
+        return caps
+    key = (id(caps), id(limits))
+    found = _derived.get(key)
+    if found is not None and found[0] is caps and found[1] is limits:
+        return found[2]
+    derived = dataclasses.replace(caps, limits=limits)
+    with _derived_lock:
+        if len(_derived) > 256:  # adapters return constants; this only guards a leak
+            _derived.clear()
+        _derived[key] = (caps, limits, derived)  # holding both keeps their ids unique
+    return derived
 
 
 class _Refusal:
@@ -44,6 +88,9 @@ def _check_vector(spec: IndexSpec, limits: Limits, vector: np.ndarray, refuse: _
             )
     elif not limits.allow_zero_vector and not vector.any():
         raise refuse("an all-zero dense vector cannot be stored")
+    bound = limits.max_abs_value
+    if bound is not None and vector.size and float(np.abs(vector).max()) > bound:
+        raise refuse(f"a component beyond ±{bound:g} does not fit the index's vector type")
 
 
 def _check_id(limits: Limits, rid: str, refuse: _Refusal) -> None:

@@ -38,6 +38,7 @@ from vectorport.core.errors import (
     drop_hidden_context,
 )
 from vectorport.core.filters.ast import Filter
+from vectorport.core.limits import index_capabilities
 from vectorport.core.operations import Runner, settle_writes
 from vectorport.core.plugin import AdapterEntry, Registry, default_registry
 from vectorport.core.requests import QueryKwargs, RawFilter, Target
@@ -242,8 +243,11 @@ class Index:
 
     @property
     def target(self) -> Target:
-        """What the request builders check against (backend, capabilities, spec)."""
-        return Target(self.store.backend, self.store.capabilities, self.spec)
+        """What the request builders check against (backend, capabilities with this
+        index's own limits, spec)."""
+        store = self.store
+        return Target(store.backend,
+                      index_capabilities(store.adapter, store.capabilities, self.spec), self.spec)
 
     def _call(self, operation: str, fn: Callable[[], T], namespace: str | None = None,
               size: int | None = None, idempotent: bool = True,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 from vectorport.testing import url_from_env
 from vectorport.testing.containers import (
@@ -78,7 +79,20 @@ def _lite_file(folder: str) -> Iterator[str]:
 
 
 @contextmanager
-def _lite_server(folder: str) -> Iterator[str]:
+def lite_server_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A ``milvus-lite server`` subprocess on a free local port, in a temporary folder:
+    its ``milvus://`` URL and the process (to stop it with SIGSTOP, say: a Milvus
+    server that holds its connections and never answers, for deadline tests)."""
+    folder = tempfile.mkdtemp(prefix="vectorport-milvus-")
+    try:
+        with _lite_server(folder, with_process=True) as started:
+            yield started
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def _lite_server(folder: str, with_process: bool = False) -> Iterator[Any]:
     port = _free_port()
     log_path = os.path.join(folder, "server.log")
     command = [sys.executable, "-m", "milvus_lite", "server",
@@ -88,8 +102,10 @@ def _lite_server(folder: str) -> Iterator[str]:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     try:
         _wait_for_port(port, process, log_path)
-        yield f"milvus://127.0.0.1:{port}"
+        url = f"milvus://127.0.0.1:{port}"
+        yield (url, process) if with_process else url
     finally:
+        process.send_signal(signal.SIGCONT)  # a stopped server cannot act on SIGTERM
         process.terminate()
         try:
             process.wait(timeout=10)
@@ -133,4 +149,4 @@ def milvus_url(mode: Mode = "file", docker: bool | None = None) -> Iterator[Laun
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["lite_major_version", "milvus_url"]
+__all__ = ["lite_major_version", "lite_server_process", "milvus_url"]

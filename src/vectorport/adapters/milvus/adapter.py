@@ -55,7 +55,6 @@ from vectorport.adapterkit import (
     Record,
     Secret,
     SparseVector,
-    ValidationError,
     VectorportError,
     batches,
     prefix_upper_bound,
@@ -135,7 +134,8 @@ class MilvusAdapter:
         with translated("connect"):
             self._client = MilvusClient(**kwargs)
         self._engine: Engine = detect_engine(
-            self._client, lite_file=not uri.startswith(("http://", "https://"))
+            self._client, lite_file=not uri.startswith(("http://", "https://")),
+            timeout=None if timeout is None else request_timeout(timeout),
         )
 
     @classmethod
@@ -203,26 +203,30 @@ class MilvusAdapter:
 
     # -- plumbing -----------------------------------------------------------------
 
+    def _t(self) -> dict[str, float]:
+        """``timeout=`` for one pymilvus call: what is left of the call's deadline.
+        Every client call takes it (collection calls too): without one, pymilvus
+        retries an unanswered call for up to a minute on its own."""
+        return {} if self._timeout is None else {"timeout": request_timeout(self._timeout)}
+
     def _call(self, operation: str, collection: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run one client call on a collection, loading the collection if it was
         released (as every collection is after a milvus-lite or server restart)."""
-        if self._timeout is not None:  # what is left of the call's deadline
-            kwargs.setdefault("timeout", request_timeout(self._timeout))
         with translated(operation, collection):
             try:
-                return fn(collection, *args, **kwargs)
+                return fn(collection, *args, **{**self._t(), **kwargs})
             except Exception as exc:
                 if not is_not_loaded(exc):
                     raise
-            self._client.load_collection(collection)
-            return fn(collection, *args, **kwargs)
+            self._client.load_collection(collection, **self._t())
+            return fn(collection, *args, **{**self._t(), **kwargs})
 
     def _stored_spec(self, name: str) -> IndexSpec:
         with translated("describe_collection", name):
-            if name == CATALOG or not self._client.has_collection(name):
+            if name == CATALOG or not self._client.has_collection(name, **self._t()):
                 raise IndexNotFoundError(name)  # (pymilvus logs a failed describe)
             if self._engine.spec_in_properties:
-                description = self._client.describe_collection(name)
+                description = self._client.describe_collection(name, **self._t())
                 text = (description.get("properties") or {}).get(SPEC_PROPERTY)
             else:
                 text = self._catalog_specs([name]).get(name)
@@ -234,7 +238,7 @@ class MilvusAdapter:
 
     def _catalog_specs(self, names: list[str]) -> dict[str, str]:
         """The stored spec JSON of those of ``names`` that are in the catalog."""
-        if not names or not self._client.has_collection(CATALOG):
+        if not names or not self._client.has_collection(CATALOG, **self._t()):
             return {}
         rows = self._call("query", CATALOG, self._client.query,
                           filter=f"{CATALOG_NAME} in [" + ", ".join(map(quote_string, names))
@@ -243,20 +247,20 @@ class MilvusAdapter:
         return {str(r[CATALOG_NAME]): str(r[CATALOG_SPEC]) for r in rows}
 
     def _catalog_write(self, spec: IndexSpec) -> None:
-        if not self._client.has_collection(CATALOG):
+        if not self._client.has_collection(CATALOG, **self._t()):
             schema, index_params = catalog_schema(self._client)
             try:
                 self._client.create_collection(CATALOG, schema=schema,
-                                               consistency_level="Strong")
+                                               consistency_level="Strong", **self._t())
             except Exception:
-                if not self._client.has_collection(CATALOG):  # lost a race: fine
+                if not self._client.has_collection(CATALOG, **self._t()):  # lost a race: fine
                     raise
-            self._client.create_index(CATALOG, index_params)
-            self._client.load_collection(CATALOG)
+            self._client.create_index(CATALOG, index_params, **self._t())
+            self._client.load_collection(CATALOG, **self._t())
         self._call("upsert", CATALOG, self._client.upsert, [catalog_row(spec)])
 
     def _catalog_delete(self, name: str) -> None:
-        if self._client.has_collection(CATALOG):
+        if self._client.has_collection(CATALOG, **self._t()):
             self._call("delete", CATALOG, self._client.delete,
                        filter=f"{CATALOG_NAME} == {quote_string(name)}")
 
@@ -271,25 +275,25 @@ class MilvusAdapter:
         else:
             catalog_row(spec)  # checked before any I/O
         with translated("create_collection"):
-            if self._client.has_collection(spec.name):
+            if self._client.has_collection(spec.name, **self._t()):
                 raise IndexExistsError(spec.name)
             try:
                 self._client.create_collection(
                     spec.name, schema=schema, consistency_level="Strong", **options,
-                )
+                    **self._t())
             except Exception as exc:
-                if "exist" in str(exc).lower() and self._client.has_collection(spec.name):
+                if "exist" in str(exc).lower() and self._client.has_collection(spec.name, **self._t()):
                     raise IndexExistsError(spec.name) from exc
                 raise
             try:
                 # sync=False: pymilvus would poll the (empty) index build every 0.5 s;
                 # loading waits for what it needs.
-                self._client.create_index(spec.name, index_params, sync=False)
-                self._client.load_collection(spec.name)
+                self._client.create_index(spec.name, index_params, sync=False, **self._t())
+                self._client.load_collection(spec.name, **self._t())
                 if not self._engine.spec_in_properties:
                     self._catalog_write(spec)
             except Exception:
-                self._client.drop_collection(spec.name)  # never leave half an index
+                self._client.drop_collection(spec.name, **self._t())  # never leave half an index
                 raise
 
     def describe_index(self, name: str) -> IndexInfo:
@@ -300,7 +304,7 @@ class MilvusAdapter:
 
     def list_indexes(self) -> list[str]:
         with translated("list_collections"):
-            names = list(self._client.list_collections())
+            names = list(self._client.list_collections(**self._t()))
         if not self._engine.spec_in_properties:
             with translated("list_collections"):
                 known = self._catalog_specs([n for n in names if n != CATALOG])
@@ -323,10 +327,10 @@ class MilvusAdapter:
             self._stored_spec(name)
             try:
                 with translated("drop_collection", name):
-                    self._client.drop_collection(name)
+                    self._client.drop_collection(name, **self._t())
             except VectorportError:
                 with translated("has_collection", name):
-                    if self._client.has_collection(name):
+                    if self._client.has_collection(name, **self._t()):
                         raise
                 raise IndexNotFoundError(name) from None
             if not self._engine.spec_in_properties:
@@ -339,13 +343,6 @@ class MilvusAdapter:
 
     def _row(self, index: IndexSpec, namespace: str, record: Record) -> dict[str, Any]:
         meta, aux = layout.encode_metadata(record.metadata, encoded=self._engine.encoded_text)
-        if self._engine.encoded_text and (
-            len(json.dumps(meta, ensure_ascii=False).encode("utf-8")) > layout.JSON_MAX_BYTES
-        ):
-            raise ValidationError(
-                f"record {record.id!r}: its metadata is over Milvus' {layout.JSON_MAX_BYTES} "
-                "byte JSON limit once encoded for milvus-lite 2"
-            )
         row: dict[str, Any] = {
             layout.PK: self._pk(namespace, record.id),
             layout.NAMESPACE: namespace,

@@ -25,7 +25,8 @@ the layout and what can be declared:
 - string literals cannot hold a raw newline or carriage return and escapes other than
   ``\\"`` and ``\\\\`` are not decoded; upserts fail on primary keys with ``'`` or NUL:
   compared strings are stored and compared in an order-preserving encoding
-  (:func:`.layout.encode_text`);
+  (:func:`.layout.encode_text`), which is longer than the text, so the metadata's
+  64 KiB JSON limit is declared on the encoded form (``record_size``);
 - a query returning vectors from a collection that never held a row fails ("Growing
   segment loss raw data"), so fetches first look up the primary keys alone;
 - only FLAT, IVF_FLAT and AUTOINDEX are built ("local mode only support FLAT IVF_FLAT
@@ -43,7 +44,8 @@ import importlib.metadata
 from dataclasses import dataclass
 from typing import Any
 
-from vectorport.adapters.milvus.capabilities import MILVUS_CAPABILITIES
+from vectorport.adapters.milvus.capabilities import MILVUS_CAPABILITIES, MILVUS_LIMITS
+from vectorport.adapters.milvus.layout import JSON_MAX_BYTES, encoded_metadata_size
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities
 
 CATALOG = "_vectorport_catalog"
@@ -91,6 +93,8 @@ LITE2 = Engine(
         filter_operators=ALL_FILTER_OPERATORS - NEGATION_OPERATORS,
         hints=frozenset({"probes"}),
         index_types=frozenset({"auto", "flat", "ivf"}),
+        limits=dataclasses.replace(MILVUS_LIMITS, record_size=encoded_metadata_size,
+                                   max_record_bytes=JSON_MAX_BYTES),
     ),
     partition_key=False,
     nullable_documents=False,
@@ -116,8 +120,9 @@ def _unimplemented(exc: BaseException) -> bool:
     return "UNIMPLEMENTED" in str(getattr(code, "name", code)).upper()
 
 
-def detect_engine(client: Any, *, lite_file: bool) -> Engine:
-    """The engine line behind ``client`` (see the module docstring)."""
+def detect_engine(client: Any, *, lite_file: bool, timeout: float | None = None) -> Engine:
+    """The engine line behind ``client`` (see the module docstring); ``timeout`` bounds
+    the one request it may send."""
     if lite_file:
         try:
             version = importlib.metadata.version("milvus-lite")
@@ -125,7 +130,7 @@ def detect_engine(client: Any, *, lite_file: bool) -> Engine:
             return CURRENT
         return LITE2 if _major(version) < 3 else CURRENT
     try:
-        client.get_server_version()
+        client.get_server_version(**({} if timeout is None else {"timeout": timeout}))
     except Exception as exc:
         if _unimplemented(exc):
             return LITE2

@@ -38,11 +38,12 @@ prefix-free, so ranges, prefixes and id order mean the same on encoded strings.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from vectorport.core.types import MetadataValue, SparseVector
+from vectorport.core.types import MetadataValue, Record, SparseVector
 
 PK = "pk"
 NAMESPACE = "ns"
@@ -143,6 +144,17 @@ def encode_metadata(
                 aux[tagged(LIST_MIN, name)] = low
                 aux[tagged(LIST_MAX, name)] = high
     return meta, aux
+
+
+def json_size(value: Mapping[str, Any]) -> int:
+    """UTF-8 bytes of a JSON field's value, the measure of :data:`JSON_MAX_BYTES`."""
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def encoded_metadata_size(record: Record) -> int:
+    """The size of a record's ``meta`` field on milvus-lite 2, its strings encoded
+    (the engine line's ``record_size``: encoding makes text longer)."""
+    return json_size(encode_metadata(record.metadata, encoded=True)[0])
 
 
 def decode_metadata(

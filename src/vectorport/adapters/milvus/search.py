@@ -80,7 +80,7 @@ def _scan(adapter: MilvusAdapter, collection: str, expression: str, fields: list
     with translated("query_iterator", collection):
         iterator = adapter._client.query_iterator(
             collection, batch_size=SCAN_BATCH, filter=expression, output_fields=fields,
-            consistency_level=consistency,
+            consistency_level=consistency, **adapter._t(),
         )
         try:
             while True:

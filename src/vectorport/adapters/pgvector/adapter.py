@@ -45,10 +45,8 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from vectorport.adapters.pgvector import bulk, copy_stream, explain, schema, statements
-from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
+from vectorport.adapters.pgvector.capabilities import HALFVEC_LIMITS, PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
-    check_records,
-    check_vector,
     match_of,
     record_of,
     register_codecs,
@@ -71,8 +69,9 @@ from vectorport.adapters.pgvector.options import (
 )
 from vectorport.adapters.pgvector.schema import SET_LOCAL, STAGE_TABLES, Names
 from vectorport.adapters.pgvector.statements import Statement
+from vectorport.adapters.pgvector.watchdog import within_deadline
 from vectorport.core import validation
-from vectorport.core.capabilities import Capabilities
+from vectorport.core.capabilities import Capabilities, Limits
 from vectorport.core.config import ConnectionURL
 from vectorport.core.errors import (
     IndexExistsError,
@@ -133,6 +132,12 @@ class PgvectorAdapter:
     def capabilities(self) -> Capabilities:
         return PGVECTOR_CAPABILITIES
 
+    def index_limits(self, spec: IndexSpec, limits: Limits) -> Limits:
+        """A ``halfvec`` index stores float16 (:class:`IndexLimitsAdapter`): the facade
+        refuses a component beyond ±65504 for the whole call, before any write."""
+        section = spec.backend_options.get(BACKEND) or {}
+        return HALFVEC_LIMITS if section.get("vector_type") == "halfvec" else limits
+
     @property
     def schema(self) -> str:
         return self._settings.schema
@@ -178,7 +183,8 @@ class PgvectorAdapter:
     def _connect(self, operation: str, index: str | None = None) -> Iterator[Connection[Any]]:
         try:
             # never wait for a pooled connection past the call's deadline
-            with self._pool.connection(request_timeout(self._settings.pool_timeout)) as conn:
+            with self._pool.connection(request_timeout(self._settings.pool_timeout)) as conn, \
+                    within_deadline(conn, operation, index):
                 yield conn
         except VectorportError:
             raise
@@ -307,7 +313,6 @@ class PgvectorAdapter:
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         layout = index_layout(index)
-        check_records(layout, records)
         merge = statements.merge_stage(self._names, layout, namespace)
         with self._connect("upsert", index.name) as conn, conn.transaction():
             with conn.cursor() as cur, cur.copy(statements.copy_into_stage(layout)) as copy:
@@ -319,7 +324,6 @@ class PgvectorAdapter:
         """Parallel binary COPY, indexes built once at the end when the table starts
         empty (see :mod:`.bulk`)."""
         layout = index_layout(index)
-        check_records(layout, records)
         names = self._names
         workers = max(1, min(workers, self._settings.pool_max_size))
         with self._connect("upsert", index.name) as conn:
@@ -397,9 +401,7 @@ class PgvectorAdapter:
     # -- optional protocols -----------------------------------------------------------
 
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
-        layout = index_layout(index)
-        if patch.vector is not None:  # NUL and sparse limits: declared, checked by the facade
-            check_vector(layout, patch.vector)
+        layout = index_layout(index)  # its limits (NUL, sparse, halfvec) checked by the facade
         stmt = statements.patch(self._names, layout, namespace, patch)
         return bool(self._fetchall("patch", index.name, stmt))
 
@@ -455,7 +457,8 @@ class PgvectorAdapter:
     ) -> AsyncIterator[AsyncConnection[Any]]:
         try:
             async with self._async_pool().connection() as conn:
-                yield conn
+                with within_deadline(conn, operation, index):
+                    yield conn
         except VectorportError:
             raise
         except Exception as exc:
@@ -463,7 +466,6 @@ class PgvectorAdapter:
 
     async def aupsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         layout = index_layout(index)
-        check_records(layout, records)
         merge = statements.merge_stage(self._names, layout, namespace)
         async with self._aconnect("upsert", index.name) as conn, conn.transaction():
             async with conn.cursor() as cur, cur.copy(

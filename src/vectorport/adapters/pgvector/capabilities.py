@@ -1,6 +1,8 @@
 """What the pgvector adapter declares: the whole contract, proven by the conformance
 suite on a real PostgreSQL with pgvector."""
 
+import dataclasses
+
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
 
 SPARSE_DIMENSIONS = 1_000_000_000
@@ -14,6 +16,12 @@ PGVECTOR_LIMITS = Limits(
     max_sparse_entries=SPARSE_MAX_NONZERO,
     max_sparse_index=SPARSE_DIMENSIONS - 1,
 )
+
+HALFVEC_MAX = 65504.0
+"""The largest finite float16: a ``halfvec`` cannot hold a component beyond ±65504."""
+
+HALFVEC_LIMITS = dataclasses.replace(PGVECTOR_LIMITS, max_abs_value=HALFVEC_MAX)
+"""The limits of an index created with ``vector_type: halfvec`` (``index_limits``)."""
 
 PGVECTOR_CAPABILITIES = Capabilities(
     filter_operators=ALL_FILTER_OPERATORS,

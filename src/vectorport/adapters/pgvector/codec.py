@@ -30,6 +30,7 @@ from vectorport.adapterkit import (
     ValidationError,
     read_only_float32,
 )
+from vectorport.adapters.pgvector.capabilities import HALFVEC_MAX
 from vectorport.adapters.pgvector.jsonb import (
     decode_metadata,
     encode_metadata,
@@ -40,7 +41,6 @@ SPARSE_DIMENSIONS = 1_000_000_000
 """pgvector's largest ``sparsevec`` dimension: every stored and query sparse vector uses
 it, so any two can be multiplied; an index must be below it."""
 SPARSE_MAX_NONZERO = 16_000
-HALFVEC_MAX = 65504.0
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _VECTOR_HEADER = struct.Struct(">HH")
@@ -168,6 +168,7 @@ def record_of(row: Mapping[str, Any]) -> Record:
 
 
 def check_vector(layout: IndexLayout, vector: np.ndarray[Any, Any]) -> None:
+    """A query vector the index's type cannot hold (stored ones: ``index_limits``)."""
     if layout.vector_type == "halfvec" and vector.size and float(np.abs(vector).max()) > HALFVEC_MAX:
         raise ValidationError(
             f"a value beyond ±{HALFVEC_MAX} does not fit the index's halfvec (float16) type"
@@ -183,14 +184,6 @@ def check_sparse(sparse: SparseVector) -> None:
         raise UnsupportedFeatureError(BACKEND, f"sparse indices of {SPARSE_DIMENSIONS} or more")
     if any(abs(v) > _FLOAT32_MAX for v in sparse.values):
         raise ValidationError("a sparse value is beyond the float32 range")
-
-
-def check_records(layout: IndexLayout, records: Sequence[Record]) -> None:
-    """What depends on the index's own layout (its halfvec type). NUL, lone surrogates
-    and the sparse limits are declared in ``capabilities`` and checked by the facade
-    for the whole call before the first batch."""
-    for rec in records:
-        check_vector(layout, rec.vector)
 
 
 def check_query(layout: IndexLayout, request: QueryRequest) -> None:

@@ -11,7 +11,7 @@ Kinds survive: ``jsonb`` keeps a number's scale (``2020.0`` stays a float), and
 ``json.dumps`` writes floats with ``repr``, so the one value it would change is an
 integral float written with an exponent (``1e+16``, read back as an integer); a row
 whose text holds ``e+`` is re-encoded by :func:`.jsonb.encode_metadata`, which never
-writes one. Inputs are validated records (:func:`.codec.check_records`).
+writes one. Inputs are records the facade validated against the index's limits.
 """
 
 from __future__ import annotations

@@ -30,7 +30,9 @@ Consistency is turbopuffer's own: ``strong`` (the default) or ``eventual``. Writ
 one request per batch (the facade's batches, up to 1,000 records). 429, 5xx, 408/409,
 timeouts and lost connections are retried per request with backoff (every request the
 adapter sends is safe to repeat); when they persist they surface as
-:class:`TransientBackendError`, which the facade may retry as a whole.
+:class:`TransientBackendError`, which the facade may retry as a whole. Each request's
+timeout is the store's ``?timeout=`` cut to what is left of the call's deadline, so a
+request begun just before the deadline does not wait out a whole request timeout.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ from vectorport.adapterkit import (
     fetch_until_settled,
     fields_used,
     prefix_upper_bound,
+    remaining,
+    request_timeout,
     score_from_distance,
     unique,
 )
@@ -116,6 +120,9 @@ class TurbopufferAdapter:
         retry: RetryPolicy | None = None,
     ) -> None:
         self._client = client
+        given = client.timeout  # a float from from_url; an httpx Timeout if built by hand
+        self._timeout = float(given if isinstance(given, (int, float))
+                              else getattr(given, "read", None) or 60.0)
         self._names = Names(prefix)
         self._retry = retry or RetryPolicy(attempts=5, base_seconds=0.02, cap_seconds=1.0)
         self._columns: dict[str, frozenset[str]] = {}
@@ -185,8 +192,16 @@ class TurbopufferAdapter:
 
         return self._retry.call(operation, once)
 
+    def _bounded(self) -> turbopuffer.Turbopuffer:
+        """The client for one request, its timeout cut to what is left of the call's
+        deadline (a copy sharing the connection pool; made per request, inside each retry
+        attempt, so every attempt gets what is left at its start)."""
+        if remaining() is None:
+            return self._client
+        return self._client.with_options(timeout=request_timeout(self._timeout))
+
     def _ns(self, native: str) -> Any:
-        return self._client.namespace(native)
+        return self._bounded().namespace(native)
 
     def _native(self, index: IndexSpec | str, namespace: str) -> str:
         return self._names.namespace(index if isinstance(index, str) else index.name, namespace)
@@ -301,7 +316,15 @@ class TurbopufferAdapter:
         start = self._names.index_prefix(index)
 
         def names() -> list[str]:
-            return [s.id for s in self._client.namespaces(prefix=start)]
+            # Paged by hand: the SDK's iterator would send every later page with the
+            # timeout the first one was given, not with what is left of the deadline.
+            found: list[str] = []
+            page = self._bounded().namespaces(prefix=start)
+            while True:
+                found.extend(s.id for s in page.namespaces or [])
+                if not page.next_cursor:
+                    return found
+                page = self._bounded().namespaces(prefix=start, cursor=page.next_cursor)
 
         return [n for n in self._call("list_namespaces", names)
                 if n.startswith(start)]
