@@ -32,6 +32,7 @@ SECTIONS = {
     "langchain": "benchmarks.langchain_bridge",
     "qdrant-lancedb": "benchmarks.embedded_engines",
     "scaling": "benchmarks.scaling",
+    "bulk": "benchmarks.bulk_loads",
 }
 TITLES = {
     "local": "exact search (local)",
@@ -45,6 +46,7 @@ TITLES = {
     "langchain": "LangChain bridge (pgvector)",
     "qdrant-lancedb": "Qdrant and LanceDB",
     "scaling": "scaling",
+    "bulk": "bulk loads",
 }
 ROOT = Path(__file__).resolve().parent.parent
 QUICK_ROWS = 10_000

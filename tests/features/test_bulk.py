@@ -117,3 +117,58 @@ def test_async_bulk_load(backend: Backend, tmp_path: Path) -> None:
                     await store.delete_index("bulk_async", missing_ok=True)
 
         asyncio.run(main())
+
+
+# -- the bulk paths of the backends that have one ----------------------------------------
+
+CHUNKED = {  # module, attribute: chunk sizes cut down so that a small load has several
+    "milvus": ("vectorport.adapters.milvus.bulk", "CHUNK_ROWS"),
+    "pinecone": ("vectorport.adapters.pinecone.bulk", "MAX_VECTORS"),
+    "turbopuffer": ("vectorport.adapters.turbopuffer.bulk", "CHUNK_ROWS"),
+}
+
+
+@pytest.mark.parametrize("backend", [b for b in ALL if b.name in (*CHUNKED, "chroma")],
+                         ids=lambda b: b.name)
+def test_bulk_load_over_stored_records_in_several_chunks(
+        backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of which some ids are stored (replaced wholly) and some are not (the fast
+    path where the engine has one), several in flight at once."""
+    from vectorport.core.adapter import BulkLoadingAdapter
+
+    if backend.name in CHUNKED:
+        module, attribute = CHUNKED[backend.name]
+        monkeypatch.setattr(module + "." + attribute, 40)
+    with opened(backend, tmp_path) as store:
+        assert isinstance(store.adapter, BulkLoadingAdapter)
+        index = store.create_index("bulk_mixed", DIM, "cosine")
+        try:
+            index.upsert(rows("m", 50, sparse=False), namespace="m")  # first versions
+            changed = rows("m", 200, sparse=False, salt=3)
+            assert index.upsert_bulk(changed, namespace="m", workers=3) == 200
+            assert_holds_exactly(index, "m", changed)
+            assert index.count("") == 0
+        finally:
+            store.delete_index("bulk_mixed", missing_ok=True)
+
+
+def test_a_failed_chunk_leaves_written_ids_exactly_those_of_the_stored_chunks() -> None:
+    from vectorport.adapterkit.bulk import send_chunks
+    from vectorport.core.errors import BackendError
+    from vectorport.core.types import Record
+
+    vector = np.ones(DIM, dtype=np.float32)
+    chunks = [[Record(id=f"c{c}r{i}", vector=vector) for i in range(3)] for c in range(5)]
+    sent: list[str] = []
+
+    def send(chunk: Any) -> None:
+        if chunk[0].id.startswith("c2"):
+            raise BackendError("refused")
+        sent.extend(r.id for r in chunk)
+
+    for workers in (1, 3):
+        sent.clear()
+        with pytest.raises(BackendError) as info:
+            send_chunks(chunks, send, workers)
+        assert sorted(info.value.written_ids) == sorted(sent)  # every other chunk went
+        assert len(sent) == 12

@@ -70,7 +70,7 @@ from vectorport.adapterkit import (
     batches,
     fetch_many_until_settled,
 )
-from vectorport.adapters.chroma import naming
+from vectorport.adapters.chroma import bulk, naming
 from vectorport.adapters.chroma.capabilities import CHROMA_CAPABILITIES
 from vectorport.adapters.chroma.codec import (
     NODOC_FIELD,
@@ -263,27 +263,23 @@ class ChromaAdapter:
 
     def _upsert(self, collection: Collection | None, records: Sequence[Record]) -> None:
         assert collection is not None
-        ids = [r.id for r in records]
         with self._lock.held():  # read and write as one step (see .locking)
-            stored = collection.get(ids=ids, include=["metadatas", "documents"])
-            old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
-            old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
-            metadatas: list[Any] = []
-            documents: list[str | None] = []
-            for r in records:
-                new, document = encode_metadata(r.metadata), r.document
-                if document is None and old_document.get(r.id) is not None:
-                    # Chroma cannot clear a document: a flagged empty one, in this
-                    # same write, so no crash can leave the record half-replaced
-                    new[NODOC_FIELD], document = True, ""
-                metadatas.append(replacing(new, old_metadata.get(r.id)))
-                documents.append(document)
-            collection.upsert(
-                ids=ids,
-                embeddings=np.stack([r.vector for r in records]),
-                metadatas=metadatas if any(m is not None for m in metadatas) else None,
-                documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
-            )
+            _replace(collection, records)
+
+    def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
+                    workers: int) -> None:
+        """Batches of the client's ``max_batch_size``, with no metadata read when the
+        namespace starts empty (see :mod:`.bulk`); ``workers`` is unused, since writers
+        of one Chroma take turns."""
+        with chroma_errors("upsert"):
+            size = self._client.get_max_batch_size()
+
+            def load(collection: Collection | None) -> None:
+                assert collection is not None
+                with self._lock.held():
+                    bulk.load(collection, records, size, _replace)
+
+            self._using(index, namespace, True, load)
 
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
@@ -446,6 +442,31 @@ class ChromaAdapter:
         return fetch_many_until_settled(len(vectors), search, lambda m: m.score,
                                         request.top_k, cap=NO_CAP,
                                         min_score=request.min_score)
+
+
+def _replace(collection: Collection, records: Sequence[Record]) -> None:
+    """Upsert ``records`` so that each wholly replaces its stored version; the caller
+    holds the write lock."""
+    ids = [r.id for r in records]
+    stored = collection.get(ids=ids, include=["metadatas", "documents"])
+    old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
+    old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
+    metadatas: list[Any] = []
+    documents: list[str | None] = []
+    for r in records:
+        new, document = encode_metadata(r.metadata), r.document
+        if document is None and old_document.get(r.id) is not None:
+            # Chroma cannot clear a document: a flagged empty one, in this
+            # same write, so no crash can leave the record half-replaced
+            new[NODOC_FIELD], document = True, ""
+        metadatas.append(replacing(new, old_metadata.get(r.id)))
+        documents.append(document)
+    collection.upsert(
+        ids=ids,
+        embeddings=np.stack([r.vector for r in records]),
+        metadatas=metadatas if any(m is not None for m in metadatas) else None,
+        documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
+    )
 
 
 def _reopen_advice(folder: Path, exc: BaseException) -> str:

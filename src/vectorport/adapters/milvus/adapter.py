@@ -62,7 +62,7 @@ from vectorport.adapterkit import (
     request_timeout,
     unique,
 )
-from vectorport.adapters.milvus import explain, layout
+from vectorport.adapters.milvus import bulk, explain, layout
 from vectorport.adapters.milvus.capabilities import MILVUS_MAX_TOP_K
 from vectorport.adapters.milvus.collection import (
     CATALOG_NAME,
@@ -367,6 +367,25 @@ class MilvusAdapter:
         rows = [self._row(index, namespace, r) for r in records]  # all checked before I/O
         if rows:
             self._call("upsert", index.name, self._client.upsert, rows)
+
+    def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
+                    workers: int) -> None:
+        """Large inserts where no id is stored yet, upserts elsewhere (see :mod:`.bulk`)."""
+        name = index.name
+
+        def stored(expression: str) -> bool:
+            return bool(self._call("upsert", name, self._client.query, filter=expression,
+                                   output_fields=[layout.PK], limit=1,
+                                   consistency_level="Strong"))
+
+        bulk.load(
+            records, workers,
+            row_of=lambda r: self._row(index, namespace, r),
+            namespace_empty=lambda: not stored(namespace_expression(namespace)),
+            any_stored=lambda chunk: stored(pk_in([self._pk(namespace, r.id) for r in chunk])),
+            insert=lambda rows: self._call("upsert", name, self._client.insert, rows),
+            upsert=lambda rows: self._call("upsert", name, self._client.upsert, rows),
+        )
 
     def _output_fields(self, index: IndexSpec, request: QueryRequest) -> list[str]:
         include = request.include

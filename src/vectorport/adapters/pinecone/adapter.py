@@ -54,6 +54,7 @@ from vectorport.adapterkit import (
     unique,
     url_cost,
 )
+from vectorport.adapters.pinecone import bulk
 from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
 from vectorport.adapters.pinecone.client import make_client, open_index
 from vectorport.adapters.pinecone.codec import (
@@ -97,8 +98,8 @@ from vectorport.core.validation import INDEX_NAME_RE
 T = TypeVar("T")
 
 MAX_TOP_K = 10_000
-MAX_UPSERT_VECTORS = 1_000
-MAX_UPSERT_BYTES = 2 * 1024 * 1024 - 128 * 1024  # Pinecone takes 2 MB; keep a margin
+MAX_UPSERT_VECTORS = bulk.MAX_VECTORS
+MAX_UPSERT_BYTES = bulk.MAX_BYTES
 MAX_IDS_PER_REQUEST = 1_000
 MAX_FETCH_URL_IDS_CHARS = 8_000  # fetch sends ids in the URL
 MAX_LIST_PAGE = 100
@@ -332,17 +333,29 @@ class PineconeAdapter:
         handle = self._handle(index.name)
         for chunk in batches(vectors, MAX_UPSERT_VECTORS, cost=estimated_bytes,
                              max_cost=MAX_UPSERT_BYTES):
-            answer = self._sdk(lambda chunk=chunk: handle.client.upsert(  # type: ignore[misc]
-                vectors=chunk, namespace=namespace), index.name, "upsert")
-            info = answer.response_info
-            lsn = info.lsn_committed if info is not None else None
-            if lsn is not None:
-                self._freshness.wrote(index.name, namespace, lsn)
-            else:
-                wire = [v.id for v in chunk]
-                wait_until(lambda wire=wire: self._all_present(  # type: ignore[misc]
-                    handle, index, namespace, wire), self.consistency_timeout,
-                    f"an upsert into namespace {namespace!r} of index {index.name!r}")
+            self._upsert_request(handle, index, namespace, chunk)
+
+    def _upsert_request(self, handle: Handle, index: IndexSpec, namespace: str,
+                        chunk: list[Any]) -> None:
+        """One upsert request, then its LSN noted (or, with none, its records awaited)."""
+        answer = self._sdk(lambda: handle.client.upsert(vectors=chunk, namespace=namespace),
+                           index.name, "upsert")
+        info = answer.response_info
+        lsn = info.lsn_committed if info is not None else None
+        if lsn is not None:
+            self._freshness.wrote(index.name, namespace, lsn)
+        else:
+            wire = [v.id for v in chunk]
+            wait_until(lambda: self._all_present(handle, index, namespace, wire),
+                       self.consistency_timeout,
+                       f"an upsert into namespace {namespace!r} of index {index.name!r}")
+
+    def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
+                    workers: int) -> None:
+        """The largest requests under Pinecone's limits, many at once (see :mod:`.bulk`)."""
+        handle = self._handle(index.name)
+        bulk.load(records, workers, lambda chunk: self._upsert_request(
+            handle, index, namespace, chunk))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(index, request, MAX_TOP_K)  # explain builds the same

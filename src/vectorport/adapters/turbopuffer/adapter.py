@@ -74,7 +74,7 @@ from vectorport.adapterkit import (
     score_from_distance,
     unique,
 )
-from vectorport.adapters.turbopuffer import codec, explain
+from vectorport.adapters.turbopuffer import bulk, codec, explain
 from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIES
 from vectorport.adapters.turbopuffer.errors import TRANSLATOR, is_not_found, status_of
 from vectorport.adapters.turbopuffer.explain import EVERY_RECORD, query_arguments
@@ -383,6 +383,19 @@ class TurbopufferAdapter:
             upsert_rows=rows, distance_metric=_METRICS[index.metric], schema=schema,
         ))
         self._learn(native, list(schema))
+
+    def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
+                    workers: int) -> None:
+        """Large column-oriented writes, several at once (see :mod:`.bulk`)."""
+        native = self._native(index, namespace)
+
+        def write(chunk: Sequence[Record], columns: bulk.Columns) -> None:
+            schema = codec.schema_for(index.dimension, sorted(codec.fields_of(chunk)))
+            self._call("upsert", lambda: self._ns(native).write(
+                upsert_columns=columns, distance_metric=_METRICS[index.metric], schema=schema))
+            self._learn(native, list(schema))
+
+        bulk.load(records, workers, write)
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         exact = QUERY_OPTIONS.query(request)["exact"]

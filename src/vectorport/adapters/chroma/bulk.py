@@ -1,0 +1,59 @@
+"""Bulk loads (:meth:`vectorport.Index.upsert_bulk`) on Chroma.
+
+The ordinary upsert reads the stored metadata and documents of each batch's ids, so
+that its merging ``upsert`` can clear the keys that go (see the adapter's docstring).
+A bulk load does that read only where something can be stored: when the namespace's
+collection holds no record at the start (``count()``, under the write lock that every
+vectorport writer of this Chroma takes), each chunk goes straight to ``upsert`` with
+nothing to clear. Chunks are as large as the client's ``max_batch_size`` (5,461 on
+Chroma 1.5), not the facade's 1,000.
+
+Still ``upsert`` and not ``add``: ``add`` silently keeps a stored record when its id
+already exists, so a writer this lock cannot see (another process on the same
+``chroma+http://`` server) would leave the old record in place; ``upsert`` at worst
+merges, as the ordinary path does there. One chunk at a time: Chroma's HNSW insert is
+the cost, and writers of one Chroma take turns anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from chromadb.api.models.Collection import Collection
+
+from vectorport.adapterkit import Record, batches
+from vectorport.adapterkit.bulk import send_chunks
+from vectorport.adapters.chroma.codec import encode_metadata, replacing
+from vectorport.adapters.chroma.errors import chroma_errors
+
+
+def upsert_new(collection: Collection, records: Sequence[Record]) -> None:
+    """Write records none of whose ids is stored: no keys to clear, no document to flag."""
+    metadatas = [replacing(encode_metadata(r.metadata), None) for r in records]
+    documents = [r.document for r in records]
+    collection.upsert(
+        ids=[r.id for r in records],
+        embeddings=np.stack([r.vector for r in records]),
+        metadatas=metadatas if any(m is not None for m in metadatas) else None,  # type: ignore[arg-type]
+        documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
+    )
+
+
+def load(collection: Collection, records: Sequence[Record], chunk_size: int,
+         replace: Callable[[Collection, Sequence[Record]], None]) -> None:
+    """Load ``records`` (validated, unique ids) into ``collection``; the caller holds
+    the write lock. ``replace`` is the ordinary read-then-upsert of a batch."""
+    empty = collection.count() == 0
+
+    def send(chunk: Sequence[Record]) -> None:
+        with chroma_errors("upsert"):  # a BackendError, to carry the written ids
+            if empty:
+                upsert_new(collection, chunk)
+            else:
+                replace(collection, chunk)
+
+    send_chunks(list(batches(records, chunk_size)), send, 1)
+
+
+__all__ = ["load", "upsert_new"]

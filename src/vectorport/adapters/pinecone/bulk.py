@@ -1,0 +1,41 @@
+"""Bulk loads (:meth:`vectorport.Index.upsert_bulk`) on Pinecone.
+
+Pinecone's upsert already replaces whole records, so a load is only a matter of
+throughput: the records are cut into requests as large as Pinecone takes (1,000
+vectors and 2 MB, estimated per record with the ordinary upsert's estimate, so never
+more than the facade's batches would send) and those requests go
+:data:`MIN_PARALLEL` or ``workers`` at once, whichever is more — a request's time is
+mostly waiting on the service, not this machine's cores, so the core count that sets
+``workers`` by default is no bound here. Every request's LSN is noted as the ordinary
+upsert notes it, so a strong read after the load waits for all of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from vectorport.adapterkit import Record, batches
+from vectorport.adapterkit.bulk import send_chunks
+from vectorport.adapters.pinecone.codec import estimated_bytes, wire_vector
+
+MAX_VECTORS = 1_000
+"""Vectors per upsert request (Pinecone's limit)."""
+MAX_BYTES = 2 * 1024 * 1024 - 128 * 1024
+"""Estimated body bytes per request: Pinecone takes 2 MB; a margin for the envelope."""
+MIN_PARALLEL = 8
+"""Requests in flight at least (Pinecone's guidance for large imports is parallel
+upserts; the ordinary path sends four batches at once)."""
+
+
+def load(records: Sequence[Record], workers: int,
+         send: Callable[[list[Any]], None]) -> None:
+    """Send ``records`` (validated, unique ids) as SDK vectors, one request per chunk."""
+    vectors = {r.id: wire_vector(r) for r in records}  # every check before any I/O
+    chunks = list(batches(records, MAX_VECTORS, cost=lambda r: estimated_bytes(vectors[r.id]),
+                          max_cost=MAX_BYTES))
+    send_chunks(chunks, lambda chunk: send([vectors[r.id] for r in chunk]),
+                max(workers, MIN_PARALLEL))
+
+
+__all__ = ["MAX_BYTES", "MAX_VECTORS", "MIN_PARALLEL", "load"]
