@@ -370,20 +370,11 @@ class MilvusAdapter:
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
-        """Large inserts where no id is stored yet, upserts elsewhere (see :mod:`.bulk`)."""
+        """Large upserts, several in flight (see :mod:`.bulk`)."""
         name = index.name
-
-        def stored(expression: str) -> bool:
-            return bool(self._call("upsert", name, self._client.query, filter=expression,
-                                   output_fields=[layout.PK], limit=1,
-                                   consistency_level="Strong"))
-
         bulk.load(
             records, workers,
             row_of=lambda r: self._row(index, namespace, r),
-            namespace_empty=lambda: not stored(namespace_expression(namespace)),
-            any_stored=lambda chunk: stored(pk_in([self._pk(namespace, r.id) for r in chunk])),
-            insert=lambda rows: self._call("upsert", name, self._client.insert, rows),
             upsert=lambda rows: self._call("upsert", name, self._client.upsert, rows),
         )
 
