@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from vectorport.core import validation
+from vectorport.core import batch_validation, validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.errors import UnsupportedFeatureError, ValidationError
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, operators_used
@@ -130,13 +130,20 @@ def _index_type(value: str) -> IndexType:
 
 
 def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
-    """Validate every record (all before any write) and keep the last of repeated ids."""
+    """Validate every record (all before any write) and keep the last of repeated ids.
+
+    The whole call is validated in one pass when it can be (:mod:`batch_validation`);
+    anything that pass is unsure of, and every refusal, is decided record by record
+    here, so the errors and their order are the same either way."""
     caps, spec = target.capabilities, target.spec
     if isinstance(records, (Record, Mapping)):
         raise ValidationError("upsert takes a sequence of records, not a single record")
+    items, failure = _collect(records)
+    validated = batch_validation.records(items, spec.dimension) if failure is None else None
     by_id: dict[str, Record] = {}
-    for position, raw in enumerate(records):
-        rec = validation.record(raw, spec.dimension, spec.sparse, position)
+    for position, raw in enumerate(items):
+        rec = (validation.record(raw, spec.dimension, spec.sparse, position)
+               if validated is None else validated[position])
         if rec.document is not None and not caps.documents:
             raise target.unsupported("documents")
         # the contract's rules are checked; now the backend's own declared ones, for
@@ -144,7 +151,23 @@ def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
         check_record_limits(target.backend, caps, spec, rec, f"record {position}")
         by_id.pop(rec.id, None)  # keep the position of the last occurrence
         by_id[rec.id] = rec
+    if failure is not None:  # the records before it were all valid: its error is the first
+        raise failure
     return list(by_id.values())
+
+
+def _collect(records: Iterable[Any]) -> tuple[list[Any], Exception | None]:
+    """The records as a list, and the exception the iterable raised part way, if any
+    (raised after the records before it are validated, as a record-by-record pass would
+    have met them first)."""
+    if isinstance(records, list):
+        return records, None
+    items: list[Any] = []
+    try:
+        items.extend(records)
+    except Exception as exc:  # re-raised by build_records, unchanged
+        return items, exc
+    return items, None
 
 
 def split_batches(caps: Capabilities, records: Sequence[Record],
