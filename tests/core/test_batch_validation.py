@@ -144,7 +144,7 @@ def test_batch_path_answers_as_record_by_record(items: list[Any], metric: str) -
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),
                           st.lists(st.floats(-1e3, 1e3, width=32), min_size=DIM, max_size=DIM),
                           st.dictionaries(st.sampled_from(["year", "lang", "tags"]),
-                                          st.one_of(st.integers(), st.text(max_size=4),
+                                          st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=4),
                                                     st.lists(st.text(max_size=3), min_size=1),
                                                     st.floats(-5, 5), st.booleans()),
                                           max_size=3)), min_size=1, max_size=8))
