@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypedDict
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from vectorport.core import batch_validation, validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.errors import UnsupportedFeatureError, ValidationError
+from vectorport.core.filters import frozen
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, operators_used
 from vectorport.core.filters.parse import parse_filter
 from vectorport.core.limits import (
@@ -243,11 +245,17 @@ def check_filter(target: Target, raw: RawFilter) -> Filter | None:
     """Parse a filter (a hand-built AST is validated exactly like a dict) and refuse
     operators the backend does not declare and filters beyond its declared size."""
     hand_built = isinstance(raw, (Condition, And, Or, Nor, Not))
-    node = check_filter_node(raw) if hand_built else parse_filter(raw)  # type: ignore[arg-type]
+    key = None if hand_built or raw is None else frozen.freeze(raw)
+    if key is not None:  # a plain dict: parsed once per distinct filter, not per call
+        node, terms, operators = _checked(key)
+    else:
+        node = check_filter_node(raw) if hand_built else parse_filter(raw)  # type: ignore[arg-type]
+        if node is None:
+            return None
+        terms, operators = _facts(node)
     if node is None:
         return None
-    terms = filter_terms(node)  # also refuses lone surrogates in values
-    unsupported = operators_used(node) - target.capabilities.filter_operators
+    unsupported = operators - target.capabilities.filter_operators
     if unsupported:
         raise target.unsupported(f"filter operator {', '.join(sorted(unsupported))}")
     limit = target.capabilities.limits.max_filter_terms
@@ -257,6 +265,21 @@ def check_filter(target: Target, raw: RawFilter) -> Filter | None:
             f"this one has {terms} (nodes plus list values); split the call",
         )
     return node
+
+
+def _facts(node: Filter) -> tuple[int, frozenset[str]]:
+    return filter_terms(node), operators_used(node)  # filter_terms refuses lone surrogates
+
+
+@lru_cache(maxsize=512)
+def _checked(key: frozen.Key) -> tuple[Filter | None, int, frozenset[str]]:
+    """The parse of a frozen filter and the backend-independent facts about it; a
+    refused filter raises and is not cached. The dict parsed is thawed from the key,
+    a copy: what the caller passed (and may change later) is never kept."""
+    node = parse_filter(frozen.thaw(key))
+    if node is None:
+        return None, 0, frozenset()
+    return (node, *_facts(node))
 
 
 def build_count(target: Target, filter: RawFilter) -> Filter | None:
