@@ -203,3 +203,30 @@ def test_repeated_ids_keep_the_last_in_its_position() -> None:
     _check(items)
     got = requests.build_records(TARGETS["cosine"], items)
     assert [r.id for r in got] == ["b", "a"] and got[1].vector[0] == 2.0
+
+
+def _query_reference(value: Any, cosine: bool) -> Any:
+    """The query checks as numpy states them: finite float32, ``norm(axis=-1)`` at most
+    the limit, and for cosine ``norm`` (1-d) at least the minimum."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        as32 = np.ascontiguousarray(value, dtype=np.float32)
+    if not np.isfinite(as32).all():
+        raise vectorport.ValidationError("not finite")
+    if np.linalg.norm(as32.astype(np.float64), axis=-1) > validation.MAX_VECTOR_NORM:
+        raise vectorport.ValidationError("norm")
+    if cosine and float(np.linalg.norm(as32.astype(np.float64))) < validation.MIN_COSINE_NORM:
+        raise vectorport.ValidationError("zero")
+    return as32
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(numbers, st.sampled_from([5e17, 7.07e17, 1e-18, 7.1e-19, 1e-30])),
+                min_size=2, max_size=2), st.booleans())
+def test_query_vector_checks_as_numpy_norms_do(row: list[float], cosine: bool) -> None:
+    with np.errstate(over="ignore"):
+        value = np.asarray(row, dtype=np.float64)
+    got = _outcome(lambda: validation.query_vector(value, 2, cosine))
+    want = _outcome(lambda: _query_reference(value, cosine))
+    assert got[0] == want[0]
+    if got[0] == "ok":
+        assert got[1].tobytes() == want[1].tobytes() and not got[1].flags.writeable

@@ -344,11 +344,7 @@ def build_query(
         raise ValidationError("a query needs a dense vector, a sparse vector, or both")
     dense = None
     if vector is not None:
-        dense = validation.dense_vector(vector, spec.dimension, "query vector")
-        if spec.metric == "cosine" and (
-            float(np.linalg.norm(dense.astype(np.float64))) < validation.MIN_COSINE_NORM
-        ):
-            raise ValidationError("a zero query vector has no cosine similarity")
+        dense = validation.query_vector(vector, spec.dimension, spec.metric == "cosine")
     sparse_q = None
     if sparse is not None:
         if not caps.sparse:
