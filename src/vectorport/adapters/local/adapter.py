@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from vectorport.adapterkit import read_only_float32
-from vectorport.adapters.local import explain
+from vectorport.adapters.local import explain, ranking
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import (
     NamespaceData,
+    Subset,
     candidates,
     candidates_many,
     top_rows,
@@ -53,6 +55,7 @@ from vectorport.core.types import (
     IndexInfo,
     IndexSpec,
     Match,
+    Metric,
     QueryRequest,
     Record,
     RecordPatch,
@@ -303,6 +306,8 @@ class LocalAdapter:
             sparse = None
             if request.sparse is not None:
                 sparse = data.sparse_scores(request.sparse, rows)
+            if sparse is None and dense is not None and queries is not None:
+                return self._dense_answers(data, index.metric, request, queries, subset, dense)
             answers = []
             # float32 scores are within ~1e-4 of exact: every row that can reach the top k
             # is rescored in float64, so ranks and scores are exact
@@ -324,6 +329,20 @@ class LocalAdapter:
                                 request.min_score)
                 answers.append([self._match(data, row, score, request) for row, score in best])
             return answers
+
+    def _dense_answers(self, data: NamespaceData, metric: Metric, request: QueryRequest,
+                       queries: DenseMatrix, subset: Subset | None,
+                       dense: npt.NDArray[np.float32]) -> list[list[Match]]:
+        """Dense-only queries, the whole batch at once: float32 scores are within ~1e-4
+        of exact, so every row that can reach the top k is rescored in float64 (ranks and
+        scores are exact), with no Python work per candidate."""
+        hits, cols = ranking.candidate_pairs(dense, request.top_k, _REFINE_MARGIN)
+        rows = cols if subset is None else subset.rows[cols]
+        scores = ranking.pair_scores(metric, queries, hits, data.vectors[rows])
+        best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,
+                                  request.min_score)
+        return [[self._match(data, row, score, request) for row, score in pairs]
+                for pairs in best]
 
     @staticmethod
     def _match(data: NamespaceData, row: int, score: float, request: QueryRequest) -> Match:
