@@ -65,10 +65,15 @@ def test_batches_and_singles_rank_as_the_reference(
     group = 1 if filtered else None
     flt = {"g": group} if filtered else None
     min_score = 0.3 if floor else None
-    batch = index.query_many(queries, top_k=top_k, filter=flt, min_score=min_score)
-    for q, got in zip(queries, batch, strict=True):
-        want = _reference(vectors, ids, groups, q, metric, top_k, group, min_score)
-        assert [m.id for m in got] == [rid for rid, _ in want]
-        assert [m.score for m in got] == pytest.approx([s for _, s in want], abs=1e-12)
-        single = index.query(q, top_k=top_k, filter=flt, min_score=min_score)
-        assert [(m.id, m.score) for m in single] == [(m.id, m.score) for m in got]
+    for _ in range(2):  # the second time after replacing some vectors: no stale cache
+        batch = index.query_many(queries, top_k=top_k, filter=flt, min_score=min_score)
+        for q, got in zip(queries, batch, strict=True):
+            want = _reference(vectors, ids, groups, q, metric, top_k, group, min_score)
+            assert [m.id for m in got] == [rid for rid, _ in want]
+            assert [m.score for m in got] == pytest.approx([s for _, s in want], abs=1e-12)
+            single = index.query(q, top_k=top_k, filter=flt, min_score=min_score)
+            assert [(m.id, m.score) for m in single] == [(m.id, m.score) for m in got]
+        changed = rng.integers(0, n, size=max(1, n // 2))
+        vectors = vectors.copy()
+        vectors[changed] = palette[::-1][rng.integers(0, len(palette), size=len(changed))]
+        index.upsert([(ids[i], vectors[i], {"g": groups[i]}) for i in changed.tolist()])

@@ -341,7 +341,16 @@ class LocalAdapter:
         scores = ranking.pair_scores(metric, queries, hits, data.vectors[rows])
         best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,
                                   request.min_score)
-        return [[self._match(data, row, score, request) for row, score in pairs]
+        include = request.include
+        if include.vectors:
+            return [[self._match(data, row, score, request) for row, score in pairs]
+                    for pairs in best]
+        # the common case, without the per-match checks of _match: ids, scores and the
+        # parts asked for (metadata copied, as the caller may change what it is given)
+        ids, metadata, documents = data.ids, data.metadata, data.documents
+        with_meta, with_docs = include.metadata, include.documents
+        return [[Match(ids[row], score, dict(metadata[row]) if with_meta else None, None, None,
+                       documents[row] if with_docs else None) for row, score in pairs]
                 for pairs in best]
 
     @staticmethod

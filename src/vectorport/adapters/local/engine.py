@@ -51,6 +51,7 @@ class NamespaceData:
         self._matrix = np.zeros((16, self.dimension), dtype=np.float32)
         self._norms = np.zeros(16, dtype=np.float32)
         self._subsets: dict[Filter, Subset] = {}
+        self._inverse: tuple[int, npt.NDArray[np.float32]] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -72,8 +73,11 @@ class NamespaceData:
         self._matrix, self._norms = matrix, norms
 
     def put(self, records: list[Record]) -> None:
+        if not records:
+            return
         self._grow(len(self.ids) + len(records))
-        for rec in records:
+        rows = np.empty(len(records), dtype=np.intp)
+        for position, rec in enumerate(records):
             row = self.rows.get(rec.id)
             if row is None:
                 row = len(self.ids)
@@ -86,9 +90,20 @@ class NamespaceData:
                 self.metadata[row] = rec.metadata
                 self.sparse[row] = rec.sparse
                 self.documents[row] = rec.document
-            self._matrix[row] = rec.vector
-            self._norms[row] = np.linalg.norm(rec.vector)
+            rows[position] = row
+        # all vectors in one assignment (a repeated id: the last one wins, as in a loop)
+        vectors = np.stack([rec.vector for rec in records]).astype(np.float32, copy=False)
+        self._matrix[rows] = vectors
+        self._norms[rows] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
         self.version += 1
+
+    def inverse_norms(self) -> npt.NDArray[np.float32]:
+        """``1 / norm`` of every row (0 for a zero vector), kept per data version: a
+        cosine query over all rows scales by it without a division per row."""
+        cached = self._inverse
+        if cached is None or cached[0] != self.version:
+            cached = self._inverse = (self.version, _inverse(self._norms[: len(self.ids)]))
+        return cached[1]
 
     def remove(self, ids: list[str]) -> int:
         removed = 0
@@ -176,13 +191,17 @@ class NamespaceData:
             queries = queries * _inverse(np.linalg.norm(queries, axis=1))[:, None]
             cosines: npt.NDArray[np.float32] = queries @ matrix.T
             if not unit:
-                cosines *= _inverse(norms)[None, :]
+                cosines *= (self.inverse_norms() if subset is None else _inverse(norms))[None, :]
             return cosines
         dots: npt.NDArray[np.float32] = queries @ matrix.T
         if metric == "dotproduct":
             return dots
         query_norms = np.linalg.norm(queries, axis=1).astype(np.float32)
-        squared = query_norms[:, None] ** 2 + norms[None, :] ** 2 - 2 * dots
+        # |q|² + |x|² − 2x·q with one (queries x rows) temporary, not three: the same
+        # operations in the same order, so the same float32 values
+        squared = np.add(query_norms[:, None] ** 2, norms[None, :] ** 2)
+        dots *= 2
+        squared -= dots
         np.maximum(squared, 0, out=squared)
         np.sqrt(squared, out=squared)
         squared += 1.0
