@@ -69,18 +69,26 @@ def best_pairs(ids: list[str], batch: int, hits: npt.NDArray[np.intp],
     if min_score is not None:
         keep = scores >= min_score
         hits, rows, scores = hits[keep], rows[keep], scores[keep]
-    order = np.lexsort((-scores, hits))  # by query, then score down (stable)
+    if batch == 1:  # one query: a plain sort, no grouping
+        order = np.argsort(-scores, kind="stable")
+        bounds = [0, len(scores)]
+    else:  # by query, then score down (stable)
+        order = np.lexsort((-scores, hits))
     hits, rows, scores = hits[order], rows[order], scores[order]
-    bounds = np.searchsorted(hits, np.arange(batch + 1)).tolist()
-    tied = np.zeros(len(scores) + 1, dtype=np.intp)
-    if len(scores) > 1:  # equal scores next to each other in one query: ids decide
-        np.cumsum((scores[1:] == scores[:-1]) & (hits[1:] == hits[:-1]), out=tied[2:])
-    ties = tied.tolist()
+    if batch != 1:
+        bounds = np.searchsorted(hits, np.arange(batch + 1)).tolist()
     row_list, score_list = rows.tolist(), scores.tolist()
+    # equal scores next to each other in one query: ids decide (rare, so found first)
+    same = (scores[1:] == scores[:-1]) & (hits[1:] == hits[:-1])
+    ties: list[int] | None = None
+    if same.any():
+        tied = np.zeros(len(scores) + 1, dtype=np.intp)
+        np.cumsum(same, out=tied[2:])
+        ties = tied.tolist()
     answers: list[Pairs] = []
     for b in range(batch):
         lo, hi = bounds[b], bounds[b + 1]
-        if ties[hi] == ties[lo + 1 if lo < hi else hi]:
+        if ties is None or ties[hi] == ties[lo + 1 if lo < hi else hi]:
             cut = min(hi, lo + top_k)
             answers.append(list(zip(row_list[lo:cut], score_list[lo:cut], strict=True)))
         else:
