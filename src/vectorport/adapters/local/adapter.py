@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
 from vectorport.adapterkit import read_only_float32
 from vectorport.adapters.local import explain, ranking
@@ -301,13 +300,13 @@ class LocalAdapter:
             if data is None or not len(data):
                 return [[] for _ in range(batch)]
             subset = data.subset(request.filter, index.metric)
+            if request.sparse is None and queries is not None:
+                return self._dense_answers(data, index.metric, request, queries, subset)
             rows = np.arange(len(data)) if subset is None else subset.rows
             dense = None if queries is None else data.dense_scores(index.metric, queries, subset)
             sparse = None
             if request.sparse is not None:
                 sparse = data.sparse_scores(request.sparse, rows)
-            if sparse is None and dense is not None and queries is not None:
-                return self._dense_answers(data, index.metric, request, queries, subset, dense)
             answers = []
             # float32 scores are within ~1e-4 of exact: every row that can reach the top k
             # is rescored in float64, so ranks and scores are exact
@@ -331,12 +330,18 @@ class LocalAdapter:
             return answers
 
     def _dense_answers(self, data: NamespaceData, metric: Metric, request: QueryRequest,
-                       queries: DenseMatrix, subset: Subset | None,
-                       dense: npt.NDArray[np.float32]) -> list[list[Match]]:
+                       queries: DenseMatrix, subset: Subset | None) -> list[list[Match]]:
         """Dense-only queries, the whole batch at once: float32 scores are within ~1e-4
         of exact, so every row that can reach the top k is rescored in float64 (ranks and
         scores are exact), with no Python work per candidate."""
-        hits, cols = ranking.candidate_pairs(dense, request.top_k, _REFINE_MARGIN)
+        if metric == "euclidean":  # rank by keys in the scores' order: fewer passes
+            keys = data.euclidean_keys(queries, subset)
+            hits, cols = ranking.candidate_pairs(
+                keys, request.top_k, _REFINE_MARGIN,
+                ranking.euclidean_floors(queries, _REFINE_MARGIN))
+        else:
+            hits, cols = ranking.candidate_pairs(data.dense_scores(metric, queries, subset),
+                                                 request.top_k, _REFINE_MARGIN)
         rows = cols if subset is None else subset.rows[cols]
         scores = ranking.pair_scores(metric, queries, hits, data.vectors[rows])
         best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,

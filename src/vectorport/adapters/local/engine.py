@@ -179,13 +179,7 @@ class NamespaceData:
         for cosine and dot product; for euclidean it uses ``|x|² + |q|² − 2x·q``, whose
         cancellation near zero distance is repaired by :meth:`exact_scores` on the few
         rows that can make the top k."""
-        unit = False
-        if subset is None:
-            matrix, norms = self.vectors, self._norms[: len(self.ids)]
-        elif subset.matrix is not None and subset.norms is not None:
-            matrix, norms, unit = subset.matrix, subset.norms, subset.unit
-        else:
-            matrix, norms = self.vectors[subset.rows], self._norms[subset.rows]
+        matrix, norms, unit = self._columns(subset)
         if metric == "cosine":
             # scale the few query rows, not the (queries x rows) scores
             queries = queries * _inverse(np.linalg.norm(queries, axis=1))[:, None]
@@ -207,6 +201,28 @@ class NamespaceData:
         squared += 1.0
         scores: npt.NDArray[np.float32] = np.reciprocal(squared, out=squared)
         return scores
+
+    def euclidean_keys(self, queries: npt.NDArray[np.float32],
+                       subset: Subset | None) -> npt.NDArray[np.float32]:
+        """``2x·q − |x|²`` for each query and row: ``|q|² − distance²``, so the same
+        order as the euclidean score per query, from the product and two passes over
+        it (the scores themselves take seven). :func:`ranking.euclidean_floors` turns a
+        score margin into a margin of these keys."""
+        matrix, norms, _ = self._columns(subset)
+        keys: npt.NDArray[np.float32] = queries @ matrix.T
+        keys *= 2
+        keys -= (norms * norms)[None, :]
+        return keys
+
+    def _columns(self, subset: Subset | None
+                 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], bool]:
+        """The vectors and norms a query scores (all rows, or the subset's), and
+        whether the vectors are scaled to unit length."""
+        if subset is None:
+            return self.vectors, self._norms[: len(self.ids)], False
+        if subset.matrix is not None and subset.norms is not None:
+            return subset.matrix, subset.norms, subset.unit
+        return self.vectors[subset.rows], self._norms[subset.rows], False
 
     def exact_scores(
         self, metric: Metric, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]

@@ -12,6 +12,7 @@ kernel), so a record scores the same in a single query and in any batch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,22 +24,51 @@ from vectorport.core.types import Metric
 Pairs = list[tuple[int, float]]
 
 
-def candidate_pairs(scores: npt.NDArray[np.floating[Any]], top_k: int,
-                    margin: float) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+Floors = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.floating[Any]]]
+
+
+def candidate_pairs(scores: npt.NDArray[np.floating[Any]], top_k: int, margin: float,
+                    floors: Floors | None = None
+                    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """``(query, column)`` of every score within ``margin`` of its row's k-th best (so
     boundary ties all stay), ordered by query: the rows that can still make the top k
-    once rescored exactly."""
+    once rescored exactly. ``floors`` maps each row's k-th best value to its lowest
+    candidate value, when ``scores`` are keys in the scores' order rather than scores."""
     batch, width = scores.shape
     if width <= top_k:
         return np.repeat(np.arange(batch), width), np.tile(np.arange(width), batch)
     if batch == 1:  # one query: the 1-d form costs less
         row = scores[0]
-        kth = np.partition(row, width - top_k)[width - top_k]
-        cols = np.flatnonzero(row >= kth - margin)
+        kth = np.partition(row, width - top_k)[width - top_k : width - top_k + 1]
+        floor = kth - margin if floors is None else floors(kth)
+        cols = np.flatnonzero(row >= floor[0])
         return np.zeros(len(cols), dtype=np.intp), cols
     kth = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
-    hits, cols = np.nonzero(scores >= (kth - margin)[:, None])
+    floor = kth - margin if floors is None else floors(kth)
+    hits, cols = np.nonzero(scores >= floor[:, None])
     return hits, cols
+
+
+def euclidean_floors(queries: npt.NDArray[np.float32], margin: float) -> Floors:
+    """For keys ``|q|² − d²`` (:meth:`NamespaceData.euclidean_keys`): the key of the
+    score ``margin`` below the k-th best score ``1 / (1 + d)``, per query, so the same
+    rows are candidates as when the scores themselves are compared. Rounded down to
+    float32 (never fewer candidates)."""
+    wide = queries.astype(np.float64)
+    squared_norms = np.einsum("ij,ij->i", wide, wide)
+
+    def floors(kth: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        kth_score = 1.0 / (1.0 + np.sqrt(np.maximum(squared_norms - kth, 0.0)))
+        lowest = kth_score - margin
+        with np.errstate(divide="ignore"):
+            distance = np.where(lowest > 0, 1.0 / np.maximum(lowest, 1e-300) - 1.0, np.inf)
+        floor = squared_norms - distance * distance  # -inf when every row may qualify
+        narrow = floor.astype(np.float32)
+        lowered: npt.NDArray[np.float32] = np.where(
+            narrow > floor, np.nextafter(narrow, np.float32(-np.inf)), narrow)
+        return lowered
+
+    return floors
 
 
 def pair_scores(metric: Metric, queries: npt.NDArray[np.float32], hits: npt.NDArray[np.intp],
