@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypedDict
 
 import numpy as np
 
-from vectorport.core import validation
+from vectorport.core import batch_validation, validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.errors import UnsupportedFeatureError, ValidationError
+from vectorport.core.filters import frozen
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, operators_used
 from vectorport.core.filters.parse import parse_filter
 from vectorport.core.limits import (
@@ -130,13 +132,20 @@ def _index_type(value: str) -> IndexType:
 
 
 def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
-    """Validate every record (all before any write) and keep the last of repeated ids."""
+    """Validate every record (all before any write) and keep the last of repeated ids.
+
+    The whole call is validated in one pass when it can be (:mod:`batch_validation`);
+    anything that pass is unsure of, and every refusal, is decided record by record
+    here, so the errors and their order are the same either way."""
     caps, spec = target.capabilities, target.spec
     if isinstance(records, (Record, Mapping)):
         raise ValidationError("upsert takes a sequence of records, not a single record")
+    items, failure = _collect(records)
+    validated = batch_validation.records(items, spec.dimension) if failure is None else None
     by_id: dict[str, Record] = {}
-    for position, raw in enumerate(records):
-        rec = validation.record(raw, spec.dimension, spec.sparse, position)
+    for position, raw in enumerate(items):
+        rec = (validation.record(raw, spec.dimension, spec.sparse, position)
+               if validated is None else validated[position])
         if rec.document is not None and not caps.documents:
             raise target.unsupported("documents")
         # the contract's rules are checked; now the backend's own declared ones, for
@@ -144,7 +153,23 @@ def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
         check_record_limits(target.backend, caps, spec, rec, f"record {position}")
         by_id.pop(rec.id, None)  # keep the position of the last occurrence
         by_id[rec.id] = rec
+    if failure is not None:  # the records before it were all valid: its error is the first
+        raise failure
     return list(by_id.values())
+
+
+def _collect(records: Iterable[Any]) -> tuple[list[Any], Exception | None]:
+    """The records as a list, and the exception the iterable raised part way, if any
+    (raised after the records before it are validated, as a record-by-record pass would
+    have met them first)."""
+    if isinstance(records, list):
+        return records, None
+    items: list[Any] = []
+    try:
+        items.extend(records)
+    except Exception as exc:  # re-raised by build_records, unchanged
+        return items, exc
+    return items, None
 
 
 def split_batches(caps: Capabilities, records: Sequence[Record],
@@ -220,11 +245,17 @@ def check_filter(target: Target, raw: RawFilter) -> Filter | None:
     """Parse a filter (a hand-built AST is validated exactly like a dict) and refuse
     operators the backend does not declare and filters beyond its declared size."""
     hand_built = isinstance(raw, (Condition, And, Or, Nor, Not))
-    node = check_filter_node(raw) if hand_built else parse_filter(raw)  # type: ignore[arg-type]
+    key = None if hand_built or raw is None else frozen.freeze(raw)
+    if key is not None:  # a plain dict: parsed once per distinct filter, not per call
+        node, terms, operators = _checked(key)
+    else:
+        node = check_filter_node(raw) if hand_built else parse_filter(raw)  # type: ignore[arg-type]
+        if node is None:
+            return None
+        terms, operators = _facts(node)
     if node is None:
         return None
-    terms = filter_terms(node)  # also refuses lone surrogates in values
-    unsupported = operators_used(node) - target.capabilities.filter_operators
+    unsupported = operators - target.capabilities.filter_operators
     if unsupported:
         raise target.unsupported(f"filter operator {', '.join(sorted(unsupported))}")
     limit = target.capabilities.limits.max_filter_terms
@@ -234,6 +265,21 @@ def check_filter(target: Target, raw: RawFilter) -> Filter | None:
             f"this one has {terms} (nodes plus list values); split the call",
         )
     return node
+
+
+def _facts(node: Filter) -> tuple[int, frozenset[str]]:
+    return filter_terms(node), operators_used(node)  # filter_terms refuses lone surrogates
+
+
+@lru_cache(maxsize=512)
+def _checked(key: frozen.Key) -> tuple[Filter | None, int, frozenset[str]]:
+    """The parse of a frozen filter and the backend-independent facts about it; a
+    refused filter raises and is not cached. The dict parsed is thawed from the key,
+    a copy: what the caller passed (and may change later) is never kept."""
+    node = parse_filter(frozen.thaw(key))
+    if node is None:
+        return None, 0, frozenset()
+    return (node, *_facts(node))
 
 
 def build_count(target: Target, filter: RawFilter) -> Filter | None:
@@ -298,11 +344,7 @@ def build_query(
         raise ValidationError("a query needs a dense vector, a sparse vector, or both")
     dense = None
     if vector is not None:
-        dense = validation.dense_vector(vector, spec.dimension, "query vector")
-        if spec.metric == "cosine" and (
-            float(np.linalg.norm(dense.astype(np.float64))) < validation.MIN_COSINE_NORM
-        ):
-            raise ValidationError("a zero query vector has no cosine similarity")
+        dense = validation.query_vector(vector, spec.dimension, spec.metric == "cosine")
     sparse_q = None
     if sparse is not None:
         if not caps.sparse:

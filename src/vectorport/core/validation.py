@@ -83,10 +83,13 @@ def score_bound(value: object, what: str = "min_score") -> float:
 
 def check_norm(array: npt.NDArray[np.float32], what: str) -> None:
     """Refuse vectors (rows of a matrix) whose norm is beyond :data:`MAX_VECTOR_NORM`."""
-    if array.size == 0:
-        return
-    norms = np.linalg.norm(array.astype(np.float64), axis=-1)
-    if (norms > MAX_VECTOR_NORM).any():
+    if array.size:
+        _check_norm64(array.astype(np.float64), what)
+
+
+def _check_norm64(wide: npt.NDArray[np.float64], what: str) -> None:
+    # numpy's norm(axis=-1) computed directly: the same sums, without its dispatch
+    if (np.sqrt(np.add.reduce(wide * wide, axis=-1)) > MAX_VECTOR_NORM).any():
         raise ValidationError(
             f"{what} has a norm beyond {MAX_VECTOR_NORM:g}: engines compute in float32, "
             "where its scores would overflow (scale it down)"
@@ -156,6 +159,41 @@ def top_k(value: object, limit: int) -> int:
 
 def dense_vector(value: object, expected_dimension: int, what: str = "vector") -> DenseVector:
     """Canonical float32, read-only, 1-d array of finite values."""
+    as32, _ = _checked_vector(value, expected_dimension, what)
+    return _own(as32, value)
+
+
+def query_vector(value: object, expected_dimension: int, cosine: bool) -> DenseVector:
+    """:func:`dense_vector` of a query, and for a cosine index the refusal of a (near)
+    zero vector, from the same one pass over it."""
+    as32, squared = _checked_vector(value, expected_dimension, "query vector")
+    if cosine and math.sqrt(squared) < MIN_COSINE_NORM:  # numpy's 1-d norm: sqrt(x·x)
+        raise ValidationError("a zero query vector has no cosine similarity")
+    return _own(as32, value)
+
+
+_NORM_MARGIN = MAX_VECTOR_NORM * (1 - 1e-9)
+
+
+def _checked_vector(value: object, expected_dimension: int,
+                    what: str) -> tuple[npt.NDArray[np.float32], float]:
+    """The float32 vector, checked finite and within :data:`MAX_VECTOR_NORM`, and its
+    squared norm ``x·x`` in float64. One dot product does the work of both checks: the
+    float64 squares of float32 values cannot overflow, so ``x·x`` is finite exactly
+    when every value is; only a norm near the limit is measured again the way
+    :func:`check_norm` measures it, so the two never disagree."""
+    as32 = _float32(value, expected_dimension, what)
+    wide = as32.astype(np.float64)
+    squared = float(wide.dot(wide))
+    if not math.isfinite(squared):
+        raise ValidationError(f"{what} holds NaN or infinity (or a value beyond float32)")
+    if math.sqrt(squared) >= _NORM_MARGIN:
+        _check_norm64(wide, what)
+    return as32, squared
+
+
+def _float32(value: object, expected_dimension: int,
+                    what: str) -> npt.NDArray[np.float32]:
     if isinstance(value, np.ndarray):
         array = value
     elif isinstance(value, (list, tuple)):
@@ -180,10 +218,10 @@ def dense_vector(value: object, expected_dimension: int, what: str = "vector") -
             f"{what} has {len(array)} dimensions; the index has {expected_dimension}"
         )
     with np.errstate(over="ignore", invalid="ignore"):  # beyond float32 becomes inf: refused next
-        as32 = np.ascontiguousarray(array, dtype=np.float32)
-    if not np.isfinite(as32).all():
-        raise ValidationError(f"{what} holds NaN or infinity (or a value beyond float32)")
-    check_norm(as32, what)
+        return np.ascontiguousarray(array, dtype=np.float32)
+
+
+def _own(as32: npt.NDArray[np.float32], value: object) -> DenseVector:
     if as32 is value:
         as32 = as32.copy()  # never alias the caller's buffer: they may change it later
     as32.setflags(write=False)

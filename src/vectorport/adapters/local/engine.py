@@ -51,6 +51,7 @@ class NamespaceData:
         self._matrix = np.zeros((16, self.dimension), dtype=np.float32)
         self._norms = np.zeros(16, dtype=np.float32)
         self._subsets: dict[Filter, Subset] = {}
+        self._inverse: tuple[int, npt.NDArray[np.float32]] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -72,8 +73,11 @@ class NamespaceData:
         self._matrix, self._norms = matrix, norms
 
     def put(self, records: list[Record]) -> None:
+        if not records:
+            return
         self._grow(len(self.ids) + len(records))
-        for rec in records:
+        rows = np.empty(len(records), dtype=np.intp)
+        for position, rec in enumerate(records):
             row = self.rows.get(rec.id)
             if row is None:
                 row = len(self.ids)
@@ -86,9 +90,20 @@ class NamespaceData:
                 self.metadata[row] = rec.metadata
                 self.sparse[row] = rec.sparse
                 self.documents[row] = rec.document
-            self._matrix[row] = rec.vector
-            self._norms[row] = np.linalg.norm(rec.vector)
+            rows[position] = row
+        # all vectors in one assignment (a repeated id: the last one wins, as in a loop)
+        vectors = np.stack([rec.vector for rec in records]).astype(np.float32, copy=False)
+        self._matrix[rows] = vectors
+        self._norms[rows] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
         self.version += 1
+
+    def inverse_norms(self) -> npt.NDArray[np.float32]:
+        """``1 / norm`` of every row (0 for a zero vector), kept per data version: a
+        cosine query over all rows scales by it without a division per row."""
+        cached = self._inverse
+        if cached is None or cached[0] != self.version:
+            cached = self._inverse = (self.version, _inverse(self._norms[: len(self.ids)]))
+        return cached[1]
 
     def remove(self, ids: list[str]) -> int:
         removed = 0
@@ -164,30 +179,50 @@ class NamespaceData:
         for cosine and dot product; for euclidean it uses ``|x|² + |q|² − 2x·q``, whose
         cancellation near zero distance is repaired by :meth:`exact_scores` on the few
         rows that can make the top k."""
-        unit = False
-        if subset is None:
-            matrix, norms = self.vectors, self._norms[: len(self.ids)]
-        elif subset.matrix is not None and subset.norms is not None:
-            matrix, norms, unit = subset.matrix, subset.norms, subset.unit
-        else:
-            matrix, norms = self.vectors[subset.rows], self._norms[subset.rows]
+        matrix, norms, unit = self._columns(subset)
         if metric == "cosine":
             # scale the few query rows, not the (queries x rows) scores
             queries = queries * _inverse(np.linalg.norm(queries, axis=1))[:, None]
             cosines: npt.NDArray[np.float32] = queries @ matrix.T
             if not unit:
-                cosines *= _inverse(norms)[None, :]
+                cosines *= (self.inverse_norms() if subset is None else _inverse(norms))[None, :]
             return cosines
         dots: npt.NDArray[np.float32] = queries @ matrix.T
         if metric == "dotproduct":
             return dots
         query_norms = np.linalg.norm(queries, axis=1).astype(np.float32)
-        squared = query_norms[:, None] ** 2 + norms[None, :] ** 2 - 2 * dots
+        # |q|² + |x|² − 2x·q with one (queries x rows) temporary, not three: the same
+        # operations in the same order, so the same float32 values
+        squared = np.add(query_norms[:, None] ** 2, norms[None, :] ** 2)
+        dots *= 2
+        squared -= dots
         np.maximum(squared, 0, out=squared)
         np.sqrt(squared, out=squared)
         squared += 1.0
         scores: npt.NDArray[np.float32] = np.reciprocal(squared, out=squared)
         return scores
+
+    def euclidean_keys(self, queries: npt.NDArray[np.float32],
+                       subset: Subset | None) -> npt.NDArray[np.float32]:
+        """``2x·q − |x|²`` for each query and row: ``|q|² − distance²``, so the same
+        order as the euclidean score per query, from the product and two passes over
+        it (the scores themselves take seven). :func:`ranking.euclidean_floors` turns a
+        score margin into a margin of these keys."""
+        matrix, norms, _ = self._columns(subset)
+        keys: npt.NDArray[np.float32] = queries @ matrix.T
+        keys *= 2
+        keys -= (norms * norms)[None, :]
+        return keys
+
+    def _columns(self, subset: Subset | None
+                 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], bool]:
+        """The vectors and norms a query scores (all rows, or the subset's), and
+        whether the vectors are scaled to unit length."""
+        if subset is None:
+            return self.vectors, self._norms[: len(self.ids)], False
+        if subset.matrix is not None and subset.norms is not None:
+            return subset.matrix, subset.norms, subset.unit
+        return self.vectors[subset.rows], self._norms[subset.rows], False
 
     def exact_scores(
         self, metric: Metric, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
@@ -219,7 +254,7 @@ def candidates_many(scores: npt.NDArray[np.floating[Any]], top_k: int,
     if width <= top_k:
         return [np.arange(width)] * len(scores)
     kth = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
-    hits, cols = np.nonzero(scores >= (kth - margin)[:, None])
+    hits, cols = np.divmod(np.flatnonzero(scores >= (kth - margin)[:, None]), width)  # 1-d: faster
     bounds = np.searchsorted(hits, np.arange(len(scores) + 1))
     return [cols[bounds[b]:bounds[b + 1]] for b in range(len(scores))]
 

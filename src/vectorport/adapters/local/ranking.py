@@ -1,0 +1,129 @@
+"""The exact top k of a batch of dense queries, from the float32 score matrix, with no
+Python work per candidate.
+
+The score matrix is computed in float32 (one BLAS product); every candidate within a
+margin of its query's k-th best is rescored in float64 and the candidates are put in the
+contract's order (score down, id up) for all queries at once: one gather of their
+vectors, one row-wise float64 product, one sort. Only equal exact scores (rare: the same
+vector stored under two ids, say) are ordered by id in Python. Each candidate's score is
+a function of its own vector and its query alone (a row-wise reduction, no blocked BLAS
+kernel), so a record scores the same in a single query and in any batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vectorport.adapterkit import contract_order
+from vectorport.core.types import Metric
+
+Pairs = list[tuple[int, float]]
+
+
+Floors = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.floating[Any]]]
+
+
+def candidate_pairs(scores: npt.NDArray[np.floating[Any]], top_k: int, margin: float,
+                    floors: Floors | None = None
+                    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``(query, column)`` of every score within ``margin`` of its row's k-th best (so
+    boundary ties all stay), ordered by query: the rows that can still make the top k
+    once rescored exactly. ``floors`` maps each row's k-th best value to its lowest
+    candidate value, when ``scores`` are keys in the scores' order rather than scores."""
+    batch, width = scores.shape
+    if width <= top_k:
+        return np.repeat(np.arange(batch), width), np.tile(np.arange(width), batch)
+    if batch == 1:  # one query: the 1-d form costs less
+        row = scores[0]
+        kth = np.partition(row, width - top_k)[width - top_k : width - top_k + 1]
+        floor = kth - margin if floors is None else floors(kth)
+        cols = np.flatnonzero(row >= floor[0])
+        return np.zeros(len(cols), dtype=np.intp), cols
+    kth = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
+    floor = kth - margin if floors is None else floors(kth)
+    # the 1-d nonzero of the flattened mask, then divmod: a tenth of the time of the 2-d
+    # nonzero, with the same (row-major) pairs
+    hits, cols = np.divmod(np.flatnonzero(scores >= floor[:, None]), width)
+    return hits, cols
+
+
+def euclidean_floors(queries: npt.NDArray[np.float32], margin: float) -> Floors:
+    """For keys ``|q|² − d²`` (:meth:`NamespaceData.euclidean_keys`): the key of the
+    score ``margin`` below the k-th best score ``1 / (1 + d)``, per query, so the same
+    rows are candidates as when the scores themselves are compared. Rounded down to
+    float32 (never fewer candidates)."""
+    wide = queries.astype(np.float64)
+    squared_norms = np.einsum("ij,ij->i", wide, wide)
+
+    def floors(kth: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        kth_score = 1.0 / (1.0 + np.sqrt(np.maximum(squared_norms - kth, 0.0)))
+        lowest = kth_score - margin
+        with np.errstate(divide="ignore"):
+            distance = np.where(lowest > 0, 1.0 / np.maximum(lowest, 1e-300) - 1.0, np.inf)
+        floor = squared_norms - distance * distance  # -inf when every row may qualify
+        narrow = floor.astype(np.float32)
+        lowered: npt.NDArray[np.float32] = np.where(
+            narrow > floor, np.nextafter(narrow, np.float32(-np.inf)), narrow)
+        return lowered
+
+    return floors
+
+
+def pair_scores(metric: Metric, queries: npt.NDArray[np.float32], hits: npt.NDArray[np.intp],
+                vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """The contract's float64 score of ``vectors[i]`` for ``queries[hits[i]]``: what
+    :func:`vectorport.adapterkit.exact_scores` computes, for many (query, row) pairs."""
+    x = vectors.astype(np.float64)
+    q = queries.astype(np.float64)
+    if metric == "euclidean":
+        diff = x - q[hits]
+        distances = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        euclid: npt.NDArray[np.float64] = 1.0 / (1.0 + distances)
+        return euclid
+    dots: npt.NDArray[np.float64] = np.einsum("ij,ij->i", x, q[hits])
+    if metric == "dotproduct":
+        return dots
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x)) * np.sqrt(np.einsum("ij,ij->i", q, q))[hits]
+    out = np.zeros(len(x), dtype=np.float64)
+    np.divide(dots, norms, out=out, where=norms > 0)  # a zero vector scores 0
+    return out
+
+
+def best_pairs(ids: list[str], batch: int, hits: npt.NDArray[np.intp],
+               rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], top_k: int,
+               min_score: float | None) -> list[Pairs]:
+    """For each query, its best ``top_k`` (row, score) pairs in contract order (score
+    descending, id ascending) among the candidates ``rows`` (``hits`` their queries)."""
+    if min_score is not None:
+        keep = scores >= min_score
+        hits, rows, scores = hits[keep], rows[keep], scores[keep]
+    if batch == 1:  # one query: a plain sort, no grouping
+        order = np.argsort(-scores, kind="stable")
+        bounds = [0, len(scores)]
+    else:  # by query, then score down (stable)
+        order = np.lexsort((-scores, hits))
+    hits, rows, scores = hits[order], rows[order], scores[order]
+    if batch != 1:
+        bounds = np.searchsorted(hits, np.arange(batch + 1)).tolist()
+    row_list, score_list = rows.tolist(), scores.tolist()
+    # equal scores next to each other in one query: ids decide (rare, so found first)
+    same = (scores[1:] == scores[:-1]) & (hits[1:] == hits[:-1])
+    ties: list[int] | None = None
+    if same.any():
+        tied = np.zeros(len(scores) + 1, dtype=np.intp)
+        np.cumsum(same, out=tied[2:])
+        ties = tied.tolist()
+    answers: list[Pairs] = []
+    for b in range(batch):
+        lo, hi = bounds[b], bounds[b + 1]
+        if ties is None or ties[hi] == ties[lo + 1 if lo < hi else hi]:
+            cut = min(hi, lo + top_k)
+            answers.append(list(zip(row_list[lo:cut], score_list[lo:cut], strict=True)))
+        else:
+            pairs = zip(row_list[lo:hi], score_list[lo:hi], strict=True)
+            answers.append(contract_order(pairs, ids.__getitem__)[:top_k])
+    return answers

@@ -1,0 +1,232 @@
+"""The one-pass validation of an upsert gives exactly the answers of validating record
+by record: the same records (ids, float32 vectors, metadata, documents) when the call
+is valid, and the same error type and message (the first bad record's) when it is not.
+
+The reference is :func:`validation.record` applied record by record followed by the
+declared-limits check, which is what ``build_records`` did before the batch path.
+Inputs mix the common kinds (which take the batch path) with every unusual one (which
+must be handed to the per-record path), valid and invalid.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import vectorport
+from vectorport.core import batch_validation, requests, validation
+from vectorport.core.errors import VectorportError
+from vectorport.core.limits import check_record_limits
+from vectorport.core.types import Record
+
+DIM = 4
+
+
+def _target(metric: str = "cosine") -> requests.Target:
+    with vectorport.connect("memory://") as store:
+        spec = store.build_spec("batch_check", DIM, metric)
+        return requests.Target(store.backend, store.capabilities, spec)
+
+
+TARGETS = {metric: _target(metric) for metric in ("cosine", "euclidean")}
+
+
+def _per_record(target: requests.Target, items: list[Any]) -> list[Record]:
+    spec, caps = target.spec, target.capabilities
+    by_id: dict[str, Record] = {}
+    for position, raw in enumerate(items):
+        rec = validation.record(raw, spec.dimension, spec.sparse, position)
+        check_record_limits(target.backend, caps, spec, rec, f"record {position}")
+        by_id.pop(rec.id, None)
+        by_id[rec.id] = rec
+    return list(by_id.values())
+
+
+def _outcome(fn: Any) -> tuple[str, Any]:
+    try:
+        result = fn()
+    except VectorportError as exc:
+        return "error", (type(exc), str(exc))
+    return "ok", result
+
+
+def _same_records(got: list[Record], want: list[Record]) -> None:
+    assert [r.id for r in got] == [r.id for r in want]
+    for a, b in zip(got, want, strict=True):
+        assert a.vector.dtype == np.float32 and not a.vector.flags.writeable
+        assert a.vector.tobytes() == b.vector.tobytes()  # bit for bit, not approximately
+        assert dict(a.metadata) == dict(b.metadata)
+        assert {k: type(v) for k, v in a.metadata.items()} == {
+            k: type(v) for k, v in b.metadata.items()}
+        assert a.document == b.document and a.sparse == b.sparse
+
+
+def _check(items: list[Any], metric: str = "cosine") -> None:
+    target = TARGETS[metric]
+    got = _outcome(lambda: requests.build_records(target, items))
+    want = _outcome(lambda: _per_record(target, items))
+    assert got[0] == want[0], (got, want)
+    if got[0] == "error":
+        assert got[1] == want[1]
+    else:
+        _same_records(got[1], want[1])
+
+
+floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+numbers = st.one_of(st.floats(-10, 10), st.integers(-5, 5), floats,
+                    st.sampled_from([1e20, 3e38, 4e38, -1e300, 0.0]))
+texts = st.one_of(st.text(max_size=8), st.sampled_from(["", "a\x00b", "\ud800", "é", "x" * 600]))
+keys = st.one_of(st.sampled_from(["year", "lang", "tags", "k_1", "_x"]),
+                 st.sampled_from(["1bad", "", "has space", "x" * 65]), st.integers(0, 3))
+values = st.one_of(
+    texts, st.booleans(), st.integers(-(2**64), 2**64), floats,
+    st.lists(texts, max_size=3), st.tuples(texts), st.lists(st.integers(0, 3), max_size=2),
+    st.just(None), st.just(np.int64(7)), st.just(np.float32(1.5)), st.just({"nested": 1}),
+    st.just("y" * 41_000),
+)
+metadatas = st.one_of(st.just(None), st.dictionaries(keys, values, max_size=4),
+                      st.just([("a", 1)]))
+
+
+@st.composite
+def vectors(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from(["f32", "f64", "int", "list", "wrong_dim", "2d", "bool", "zero"]))
+    row = [draw(numbers) for _ in range(DIM)]
+    if kind == "f32":
+        with np.errstate(over="ignore"):
+            return np.asarray(row, dtype=np.float64).astype(np.float32)
+    if kind == "f64":
+        return np.asarray(row, dtype=np.float64)
+    if kind == "int":
+        return np.arange(DIM, dtype=np.int64) * draw(st.integers(-3, 3))
+    if kind == "list":
+        return row
+    if kind == "wrong_dim":
+        return np.ones(DIM + 1)
+    if kind == "2d":
+        return np.ones((1, DIM))
+    if kind == "bool":
+        return np.ones(DIM, dtype=bool)
+    return np.zeros(DIM)
+
+
+@st.composite
+def raw_records(draw: st.DrawFn) -> Any:
+    rid = draw(st.one_of(st.sampled_from(["a", "b", "c", "d"]), texts, st.just(5)))
+    vector, meta = draw(vectors()), draw(metadatas)
+    shape = draw(st.sampled_from(["tuple", "dict", "record", "values", "extra", "bare"]))
+    document = draw(st.one_of(st.just(None), texts, st.just(3)))
+    if shape == "tuple":
+        return (rid, vector, meta)
+    if shape == "dict":
+        return {"id": rid, "vector": vector, "metadata": meta, "document": document}
+    if shape == "values":
+        return {"id": rid, "values": vector}
+    if shape == "extra":
+        return {"id": rid, "vector": vector, "colour": "red"}
+    if shape == "record":
+        return Record(id=rid, vector=vector, metadata=meta or {}, document=document)
+    return rid
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(raw_records(), max_size=6), st.sampled_from(["cosine", "euclidean"]))
+def test_batch_path_answers_as_record_by_record(items: list[Any], metric: str) -> None:
+    _check(items, metric)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),
+                          st.lists(st.floats(-1e3, 1e3, width=32), min_size=DIM, max_size=DIM),
+                          st.dictionaries(st.sampled_from(["year", "lang", "tags"]),
+                                          st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=4),
+                                                    st.lists(st.text(max_size=3), min_size=1),
+                                                    st.floats(-5, 5), st.booleans()),
+                                          max_size=3)), min_size=1, max_size=8))
+def test_valid_calls_take_the_batch_path(rows: list[tuple[str, list[float], dict[str, Any]]]
+                                         ) -> None:
+    """Common valid input really is answered by the batch path (not always handed on)."""
+    items = [(rid, np.asarray(vec, dtype=np.float32), meta) for rid, vec, meta in rows]
+    batch = batch_validation.records(items, DIM)
+    assert batch is not None
+    want = [validation.record(raw, DIM, False, i) for i, raw in enumerate(items)]
+    _same_records(batch, want)
+    _check(items, "euclidean")
+
+
+def test_norm_at_the_limit_is_decided_by_the_per_record_rule() -> None:
+    limit = validation.MAX_VECTOR_NORM
+    for scale in (1 - 1e-12, 1.0, 1 + 1e-12, 1 - 1e-8):
+        vec = np.array([limit * scale, 0, 0, 0])
+        _check([("a", vec)], "euclidean")
+    assert batch_validation.vector_matrix([np.array([limit * 0.999, 0, 0, 0])]) is not None
+
+
+def test_metadata_near_the_size_limit_is_measured_exactly() -> None:
+    for size in (40 * 1024 - 12, 40 * 1024 - 11, 40 * 1024 - 10, 40 * 1024):
+        meta = {"t": "x" * size}
+        _check([("a", np.ones(DIM), meta)])
+    escaped = {"t": "\x01" * 7000}  # 6 bytes each in JSON: 42,000 bytes
+    _check([("a", np.ones(DIM), escaped)])
+
+
+def test_caller_arrays_are_not_aliased() -> None:
+    vec = np.ones(DIM, dtype=np.float32)
+    [rec] = requests.build_records(TARGETS["cosine"], [("a", vec)])
+    vec[0] = 5.0
+    assert rec.vector[0] == 1.0
+
+
+def test_an_iterable_failing_part_way_raises_after_earlier_records_are_checked() -> None:
+    def bad_after_invalid() -> Any:
+        yield ("a", np.ones(DIM))
+        yield ("b", [math.nan] * DIM)
+        raise KeyError("source broke")
+
+    def bad_after_valid() -> Any:
+        yield ("a", np.ones(DIM))
+        raise KeyError("source broke")
+
+    with pytest.raises(vectorport.ValidationError, match="record 1"):
+        requests.build_records(TARGETS["cosine"], bad_after_invalid())
+    with pytest.raises(KeyError, match="source broke"):
+        requests.build_records(TARGETS["cosine"], bad_after_valid())
+
+
+def test_repeated_ids_keep_the_last_in_its_position() -> None:
+    items = [("a", np.ones(DIM)), ("b", np.ones(DIM)), ("a", np.full(DIM, 2.0))]
+    _check(items)
+    got = requests.build_records(TARGETS["cosine"], items)
+    assert [r.id for r in got] == ["b", "a"] and got[1].vector[0] == 2.0
+
+
+def _query_reference(value: Any, cosine: bool) -> Any:
+    """The query checks as numpy states them: finite float32, ``norm(axis=-1)`` at most
+    the limit, and for cosine ``norm`` (1-d) at least the minimum."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        as32 = np.ascontiguousarray(value, dtype=np.float32)
+    if not np.isfinite(as32).all():
+        raise vectorport.ValidationError("not finite")
+    if np.linalg.norm(as32.astype(np.float64), axis=-1) > validation.MAX_VECTOR_NORM:
+        raise vectorport.ValidationError("norm")
+    if cosine and float(np.linalg.norm(as32.astype(np.float64))) < validation.MIN_COSINE_NORM:
+        raise vectorport.ValidationError("zero")
+    return as32
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(numbers, st.sampled_from([5e17, 7.07e17, 1e-18, 7.1e-19, 1e-30])),
+                min_size=2, max_size=2), st.booleans())
+def test_query_vector_checks_as_numpy_norms_do(row: list[float], cosine: bool) -> None:
+    with np.errstate(over="ignore"):
+        value = np.asarray(row, dtype=np.float64)
+    got = _outcome(lambda: validation.query_vector(value, 2, cosine))
+    want = _outcome(lambda: _query_reference(value, cosine))
+    assert got[0] == want[0]
+    if got[0] == "ok":
+        assert got[1].tobytes() == want[1].tobytes() and not got[1].flags.writeable
