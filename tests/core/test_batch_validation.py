@@ -10,6 +10,7 @@ must be handed to the per-record path), valid and invalid.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -21,7 +22,8 @@ from hypothesis import strategies as st
 import vectorport
 from vectorport.core import batch_validation, requests, validation
 from vectorport.core.errors import VectorportError
-from vectorport.core.limits import check_record_limits
+from vectorport.core.capabilities import Limits
+from vectorport.core.limits import check_record_limits, vector_limits_hold
 from vectorport.core.types import Record
 
 DIM = 4
@@ -230,3 +232,37 @@ def test_query_vector_checks_as_numpy_norms_do(row: list[float], cosine: bool) -
     assert got[0] == want[0]
     if got[0] == "ok":
         assert got[1].tobytes() == want[1].tobytes() and not got[1].flags.writeable
+
+
+# -- the backend's vector limits decided for a whole batch -------------------------------
+
+_SCALES = st.sampled_from([0.0, 1e-30, 1e-19, 1e-18, 2e-18, 4e-18, 5e-18, 1e-17, 1.0,
+                           65503.0, 65504.0, 65505.0, 1e5])
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
+@pytest.mark.parametrize("limits", [
+    Limits(), Limits(allow_zero_vector=False), Limits(max_abs_value=65504.0),
+], ids=["plain", "no-zero", "halfvec"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scales=st.lists(_SCALES, min_size=1, max_size=6), seed=st.integers(0, 2**16))
+def test_the_batch_vector_check_never_passes_a_vector_the_per_record_check_refuses(
+        metric: str, limits: Limits, scales: list[float], seed: int) -> None:
+    """vector_limits_hold may say "not sure"; when it says "all pass", each vector passes
+    the per-record check with its own arithmetic (near the cosine minimum and the halfvec
+    bound included)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for scale in scales:
+        unit = rng.normal(size=DIM)
+        rows.append({"id": f"r{len(rows)}", "vector": unit / np.abs(unit).max() * scale})
+    batch = batch_validation.validated_batch(rows, DIM)
+    if batch is None:
+        return  # the per-record path decides alone
+    spec = dataclasses.replace(TARGETS["cosine"].spec, metric=metric)
+    caps = dataclasses.replace(TARGETS["cosine"].capabilities, limits=limits)
+    if vector_limits_hold(spec, limits, batch.min_squared_norm, batch.max_abs_component):
+        for rec in batch.records:
+            check_record_limits("memory", caps, spec, rec, "record")
+    else:  # "not sure" must mean some vector is near or past a rule
+        assert any(s <= 4e-18 or s >= 65504.0 or (s == 0.0) for s in scales)

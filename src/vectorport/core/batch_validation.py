@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -44,9 +45,27 @@ _FLOAT_JSON = 24  # len(repr(-1.7976931348623157e+308)): the longest float in JS
 _INT_JSON = 20  # len(str(-2**63))
 
 
+@dataclass(frozen=True)
+class ValidatedBatch:
+    """A call's records validated in one pass, with what the backend limits need to know
+    of their vectors (so :func:`limits.vector_limits_hold` need not look at each one)."""
+
+    records: list[Record]
+    min_squared_norm: float
+    """The smallest squared float64 norm of a vector of the call (``inf`` if none)."""
+    max_abs_component: float
+    """The largest absolute float32 component of a vector of the call (0 if none)."""
+
+
 def records(values: Sequence[Any], dimension: int) -> list[Record] | None:
     """The validated records (in order, repeats kept), or ``None`` when the per-record
     path must decide: anything unusual, and anything it would refuse."""
+    batch = validated_batch(values, dimension)
+    return None if batch is None else batch.records
+
+
+def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | None:
+    """:func:`records` with the batch's vector facts."""
     ids: list[str] = []
     vectors: list[npt.NDArray[Any]] = []
     metas: list[dict[str, MetadataValue]] = []
@@ -69,14 +88,17 @@ def records(values: Sequence[Any], dimension: int) -> list[Record] | None:
         metas.append(meta)
         documents.append(raw_doc if isinstance(raw_doc, str) else None)
     if not ids:
-        return []
-    matrix = vector_matrix(vectors)
-    if matrix is None:
+        return ValidatedBatch([], math.inf, 0.0)
+    stacked = _stacked(vectors)
+    if stacked is None:
         return None
+    matrix, min_squared_norm = stacked
     # rows of one read-only matrix: each Record's vector is a read-only float32 view,
     # and the caller's arrays are never aliased (the matrix is a fresh copy)
-    return [Record(id=rid, vector=row, metadata=meta, document=doc)
+    rows = [Record(id=rid, vector=row, metadata=meta, document=doc)
             for rid, row, meta, doc in zip(ids, matrix, metas, documents, strict=True)]
+    max_abs = float(np.abs(matrix).max()) if matrix.size else 0.0
+    return ValidatedBatch(rows, min_squared_norm, max_abs)
 
 
 def _fields(value: object) -> tuple[object, object, object, object, object] | None:
@@ -175,15 +197,25 @@ def vector_matrix(vectors: Sequence[npt.NDArray[Any]]) -> npt.NDArray[np.float32
     """The vectors (1-d numeric arrays of one length) as one fresh read-only float32
     matrix, or ``None`` if any is not finite in float32 or has a norm near or beyond
     :data:`validation.MAX_VECTOR_NORM` (the per-record path then refuses it)."""
+    stacked = _stacked(vectors)
+    return None if stacked is None else stacked[0]
+
+
+def _stacked(vectors: Sequence[npt.NDArray[Any]]
+             ) -> tuple[npt.NDArray[np.float32], float] | None:
+    """:func:`vector_matrix` and the smallest squared norm of its rows."""
     with np.errstate(over="ignore", invalid="ignore"):  # beyond float32 becomes inf
         # the same cast as the per-record ``ascontiguousarray(dtype=float32)``
         matrix = np.stack(vectors, dtype=np.float32, casting="unsafe")
     if not np.isfinite(matrix).all():
         return None
+    smallest = math.inf
     for start in range(0, len(matrix), _NORM_CHUNK):
         block = matrix[start:start + _NORM_CHUNK].astype(np.float64)
         block *= block
-        if block.sum(axis=1).max() >= _NORM_CEILING * _NORM_CEILING:
+        squared = block.sum(axis=1)
+        if squared.max() >= _NORM_CEILING * _NORM_CEILING:
             return None
+        smallest = min(smallest, float(squared.min()))
     matrix.setflags(write=False)
-    return matrix
+    return matrix, smallest

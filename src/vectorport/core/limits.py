@@ -69,11 +69,15 @@ def index_capabilities(adapter: object, caps: Capabilities, spec: IndexSpec) -> 
 
 
 class _Refusal:
-    """Builds the ValidationError of one record: where it is, which backend refuses."""
+    """Builds the ValidationError of one record: where it is, which backend refuses.
+    The prefix is composed only when a record is refused (most never are)."""
 
     def __init__(self, backend: str, where: str, rid: str) -> None:
-        self.prefix = f"{where} (id {rid[:80]!r})" if where else rid
-        self.backend = backend
+        self.where, self.rid, self.backend = where, rid, backend
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.where} (id {self.rid[:80]!r})" if self.where else self.rid
 
     def __call__(self, rule: str) -> ValidationError:
         return ValidationError(f"{self.prefix}: {rule} (a limit of backend {self.backend!r})")
@@ -91,6 +95,27 @@ def _check_vector(spec: IndexSpec, limits: Limits, vector: np.ndarray, refuse: _
     bound = limits.max_abs_value
     if bound is not None and vector.size and float(np.abs(vector).max()) > bound:
         raise refuse(f"a component beyond ±{bound:g} does not fit the index's vector type")
+
+
+_COSINE_MARGIN = 4.0
+"""A batch's smallest norm must clear the cosine minimum by this factor for the batch
+check to decide; closer to it, each vector is measured as :func:`_check_vector` does."""
+
+
+def vector_limits_hold(spec: IndexSpec, limits: Limits, min_squared_norm: float,
+                       max_abs_component: float) -> bool:
+    """Whether every vector of a call passes :func:`_check_vector`, from the call's
+    smallest squared norm and largest component (one vectorised pass over the batch).
+    ``False`` means only "not sure": each record is then checked on its own, which also
+    gives the refusal its record's position."""
+    if spec.metric == "cosine":
+        floor = validation.MIN_COSINE_NORM * _COSINE_MARGIN
+        if min_squared_norm < floor * floor:
+            return False
+    elif not limits.allow_zero_vector and min_squared_norm <= 0.0:
+        return False
+    bound = limits.max_abs_value
+    return bound is None or max_abs_component <= bound
 
 
 def _check_id(limits: Limits, rid: str, refuse: _Refusal) -> None:
@@ -163,11 +188,13 @@ def _check_size(limits: Limits, record: Record, refuse: _Refusal) -> None:
 
 
 def check_record_limits(backend: str, caps: Capabilities, spec: IndexSpec, record: Record,
-                        where: str = "") -> None:
-    """Refuse a (contract-valid) record the backend's declared limits do not allow."""
+                        where: str = "", *, vector_checked: bool = False) -> None:
+    """Refuse a (contract-valid) record the backend's declared limits do not allow.
+    ``vector_checked``: :func:`vector_limits_hold` already passed the call's vectors."""
     limits = caps.limits
     refuse = _Refusal(backend, where, record.id)
-    _check_vector(spec, limits, record.vector, refuse)
+    if not vector_checked:
+        _check_vector(spec, limits, record.vector, refuse)
     _check_id(limits, record.id, refuse)
     _check_metadata(caps, record.metadata, refuse)
     _check_document(limits, record.document, refuse)

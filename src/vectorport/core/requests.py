@@ -30,6 +30,7 @@ from vectorport.core.limits import (
     check_record_limits,
     check_sparse_query,
     filter_terms,
+    vector_limits_hold,
 )
 from vectorport.core.scoring import sort_matches
 from vectorport.core.types import (
@@ -141,7 +142,11 @@ def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
     if isinstance(records, (Record, Mapping)):
         raise ValidationError("upsert takes a sequence of records, not a single record")
     items, failure = _collect(records)
-    validated = batch_validation.records(items, spec.dimension) if failure is None else None
+    batch = batch_validation.validated_batch(items, spec.dimension) if failure is None else None
+    validated = None if batch is None else batch.records
+    # the backend's vector limits for the whole call in one comparison, when it can tell
+    vectors_checked = batch is not None and vector_limits_hold(
+        spec, caps.limits, batch.min_squared_norm, batch.max_abs_component)
     by_id: dict[str, Record] = {}
     for position, raw in enumerate(items):
         rec = (validation.record(raw, spec.dimension, spec.sparse, position)
@@ -150,7 +155,8 @@ def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
             raise target.unsupported("documents")
         # the contract's rules are checked; now the backend's own declared ones, for
         # every record before the first batch is sent (a refused call writes nothing)
-        check_record_limits(target.backend, caps, spec, rec, f"record {position}")
+        check_record_limits(target.backend, caps, spec, rec, f"record {position}",
+                            vector_checked=vectors_checked)
         by_id.pop(rec.id, None)  # keep the position of the last occurrence
         by_id[rec.id] = rec
     if failure is not None:  # the records before it were all valid: its error is the first
