@@ -142,7 +142,7 @@ def test_cosine_returns_vectors_as_written_while_qdrant_normalises(
     engine = _adapter(store).engine
     hit = engine.retrieve("cos_idx", [naming.point_id("", "v")], [naming.DENSE, naming.RAW])[0]
     np.testing.assert_allclose(hit.vectors[naming.DENSE], np.array([3, 4, 12]) / 13, rtol=1e-6)
-    assert hit.vectors[naming.RAW] == [3.0, 4.0, 12.0]
+    assert list(hit.vectors[naming.RAW]) == [3.0, 4.0, 12.0]
 
 
 def test_euclidean_scores_are_one_over_one_plus_distance(store: vectorport.Store) -> None:
