@@ -221,3 +221,45 @@ def test_reads_see_writes_of_other_connections_and_processes(
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
     assert index.count() == 3
     assert [m.id for m in index.query([1, 1], top_k=1)] == ["c"]
+
+
+# -- the namespace condition left out while redundant ------------------------------------
+
+
+def test_queries_stay_in_their_namespace_when_searched_without_its_condition(
+    store: vectorport.Store,
+) -> None:
+    """An exact search first goes without ``ns = …`` and checks the rows' namespaces;
+    rows of another namespace closest to the query bring the condition back, and the
+    answers are the reference's for each namespace, filtered or not."""
+    from vectorport.conformance.base import canonical_records
+    from vectorport.conformance.reference import reference_query
+    from vectorport.core.filters.parse import parse_filter
+
+    index = store.create_index("scoped_idx", 2, "euclidean")
+    mine = [{"id": f"m{i:02d}", "vector": [float(i), 1.0], "metadata": {"n": i}}
+            for i in range(30)]
+    theirs = [{"id": f"t{i:02d}", "vector": [0.1 * i, 0.0], "metadata": {"n": i}}
+              for i in range(30)]
+    index.upsert(mine)
+    adapter = store.adapter
+    flt = {"n": {"$gte": 3}}
+
+    def check(namespace: str, rows: list[dict[str, Any]]) -> None:
+        for query_filter in (None, flt):
+            got = index.query([0.0, 0.0], top_k=5, namespace=namespace, filter=query_filter)
+            want = reference_query(
+                canonical_records(rows, 2), "euclidean", vector=[0.0, 0.0], top_k=5,
+                filter=None if query_filter is None else parse_filter(query_filter))
+            assert [m.id for m in got] == [e.id for e in want]
+            assert [m.score for m in got] == pytest.approx([e.score for e in want], abs=1e-9)
+
+    check("", mine)
+    assert "scoped_idx" not in adapter._mixed  # type: ignore[attr-defined]
+    index.upsert(theirs, namespace="other")  # nearer the query than any of mine
+    check("", mine)
+    assert "scoped_idx" in adapter._mixed  # type: ignore[attr-defined]
+    check("other", theirs)
+    index.delete_namespace("other")
+    assert "scoped_idx" not in adapter._mixed  # type: ignore[attr-defined]
+    check("", mine)
