@@ -263,3 +263,19 @@ def test_queries_stay_in_their_namespace_when_searched_without_its_condition(
     index.delete_namespace("other")
     assert "scoped_idx" not in adapter._mixed  # type: ignore[attr-defined]
     check("", mine)
+
+
+def test_a_kept_table_handle_follows_a_table_recreated_elsewhere(folder: Path) -> None:
+    url = f"lancedb://{folder}"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("kept_idx", 2, "dotproduct")
+        mine.upsert([("x", [1, 0])])
+        assert [m.id for m in mine.query([1, 0], top_k=5)] == ["x"]  # handle now kept
+        second.delete_index("kept_idx")
+        second.create_index("kept_idx", 2, "dotproduct").upsert([("y", [1, 0])])
+        assert [m.id for m in mine.query([1, 0], top_k=5)] == ["y"]
+        mine.upsert([("z", [0, 1])])
+        assert sorted(second.index("kept_idx").fetch(["x", "y", "z"])) == ["y", "z"]
+        second.delete_index("kept_idx")
+        with pytest.raises(IndexNotFoundError):
+            mine.query([1, 0], top_k=5)

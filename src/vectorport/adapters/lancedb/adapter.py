@@ -12,9 +12,15 @@ the table schema's metadata.
 
 **Namespaces** are a column (``ns``) of the index's one table, not a table each: an
 index then has one ANN index and one schema, a namespace costs nothing to create, and
-``list_namespaces`` is one scan of a single column. Every query, count, fetch, delete
-and listing carries ``ns = '<namespace>'`` in its ``where``, and upserts merge on
-``pk = namespace/id``, so the same id can live in several namespaces.
+``list_namespaces`` is one scan of a single column. Every count, fetch, delete and
+listing carries ``ns = '<namespace>'`` in its ``where``, and upserts merge on
+``pk = namespace/id``, so the same id can live in several namespaces. Exact searches
+carry it too once the table has shown a row of another namespace; until then they go
+without it and check the ``ns`` of every row returned (see :meth:`LanceDBAdapter.query`).
+
+**Table handles** are opened once per adapter and kept: with
+``read_consistency_interval=0`` a handle follows its table's latest version, also
+after another connection dropped and re-created it.
 
 **Upserts** are one ``merge_insert`` on ``pk`` per batch (when matched: replace every
 column, so re-upserting replaces metadata instead of merging it). Writes of one
@@ -257,13 +263,13 @@ class LanceDBAdapter:
         """One batch as an Arrow table, column by column (the vectors one float32 matrix)."""
         encoded = [codec.encode_metadata(r.metadata) for r in records]
         ids = [r.id for r in records]
-        matrix = np.stack([r.vector for r in records]).astype(np.float32, copy=False)
+        flat = np.concatenate([r.vector for r in records]).astype(np.float32, copy=False)
         columns: dict[str, Any] = {
             codec.PK: [codec.make_pk(namespace, i) for i in ids],
             codec.NAMESPACE: [namespace] * len(records),
             codec.ID: ids,
             codec.VECTOR: pa.FixedSizeListArray.from_arrays(
-                pa.array(matrix.reshape(-1), pa.float32()), index.dimension),
+                pa.array(flat, pa.float32()), index.dimension),
             codec.META: [meta for meta, _ in encoded],
             codec.TOKENS: [tokens for _, tokens in encoded],
             codec.DOCUMENT: [r.document for r in records],
@@ -318,6 +324,10 @@ class LanceDBAdapter:
         unscoped = (compile_filter(request.filter) if request.filter is not None else None)
 
         def run(depth: int, where: str | None, columns: list[str]) -> pa.Table:
+            with self._translated("search", index.name):  # building reads the schema
+                return build(depth, where, columns).to_arrow()
+
+        def build(depth: int, where: str | None, columns: list[str]) -> Any:
             query = table.search(vector, vector_column_name=codec.VECTOR).distance_type(
                 prepared.distance_type)
             if where is not None:
@@ -333,8 +343,7 @@ class LanceDBAdapter:
                     query = query.ef(ef)
                 if prepared.refine_factor is not None:
                     query = query.refine_factor(prepared.refine_factor)
-            with self._translated("search", index.name):
-                return query.to_arrow()
+            return query
 
         def search(depth: int) -> tuple[list[str], Any]:
             nonlocal optimistic
