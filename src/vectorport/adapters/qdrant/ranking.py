@@ -43,6 +43,7 @@ from vectorport.adapterkit import (
     exact_scores,
     threshold_top_k,
 )
+from vectorport.adapterkit import first_depth as kit_first_depth
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.codec import Hit
 from vectorport.core.types import Metric, SparseVector
@@ -51,6 +52,15 @@ SEARCH_CAP = 16_384
 """Deepest native search before falling back to a scan."""
 
 Scored = tuple[Hit, float]
+
+
+def first_depth(top_k: int, dense_only: bool) -> int:
+    """How deep the first search goes. A dense-only query asks one point past the cut,
+    the least that can show it is not tied: every point returned carries its payload
+    and stored vector (local mode deep-copies both), and the kit's 16 spare points were
+    a tenth of a query. Sparse and hybrid lists keep the kit's depth, which their
+    bound needs more often."""
+    return min(SEARCH_CAP, top_k + 1) if dense_only else kit_first_depth(top_k, SEARCH_CAP)
 
 
 def record_id(hit: Hit) -> str:
@@ -156,7 +166,7 @@ def exact_top_k(scorer: Scorer, source: CandidateSource, top_k: int,
                                 scorer.sparse, missing=0.0))
     return threshold_top_k(
         lists, scorer.total, record_id, top_k, min_score=min_score, cap=SEARCH_CAP,
-        scan=source.scan,
+        first=first_depth(top_k, scorer.sparse_query is None), scan=source.scan,
         exhausted=lambda ranked, seen: _zero_fill(source, ranked, seen, top_k, min_score),
     )
 
@@ -177,4 +187,4 @@ def _zero_fill(source: CandidateSource, ranked: list[Scored], seen: Mapping[str,
     return (positive + ordered(zeros)[:need] + negative)[:top_k]
 
 
-__all__ = ["SEARCH_CAP", "CandidateSource", "Scorer", "exact_top_k", "ordered"]
+__all__ = ["SEARCH_CAP", "CandidateSource", "Scorer", "exact_top_k", "first_depth", "ordered"]
