@@ -102,8 +102,12 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         sides = overhead._paired(index, batches, raw_query, raw_upsert, (
             "Qdrant and LanceDB: LanceDB's raw side is a table of id, vector and JSON "
             "metadata searched exactly (bypass_vector_index) with LanceDB's own cosine "
-            "distances; vectorport's adds its namespace column to the where clause, its "
-            "kind-tagged metadata, and rescores the hits exactly in float64",))
+            "distances, returning id, metadata and distance as vectorport does; "
+            "vectorport's reads with read_consistency_interval=0 (every read sees other "
+            "processes' writes), returns the vectors of a deeper first search (26 rows for "
+            "a top 10) to rescore them exactly in float64 with ties complete, and writes "
+            "its kind-tagged metadata, token list and namespace columns; its namespace "
+            "condition is left out while the table holds one namespace (rows checked)",))
         try:
             yield sides
         finally:
@@ -139,8 +143,10 @@ def _qdrant(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
 
         sides = overhead._paired(index, batches, raw_query, raw_upsert, (
             "Qdrant and LanceDB: Qdrant's raw side is qdrant-client's local mode with UUID "
-            "point ids and the id and metadata in the payload; vectorport's adds its "
-            "namespace condition and rescores the hits exactly",))
+            "point ids and the id and metadata in the payload; vectorport's first search "
+            "goes 26 deep for a top 10 and returns the stored vectors, to rescore them "
+            "exactly with ties complete; its namespace condition (evaluated point by point "
+            "in Python by local mode) is left out while the collection holds one namespace",))
         try:
             yield sides
         finally:

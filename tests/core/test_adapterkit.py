@@ -120,8 +120,9 @@ def _worst_ties(parts: dict[str, float], depth: int) -> list[str]:
     return sorted(parts, key=lambda i: (parts[i], i), reverse=True)[:depth]
 
 
+@pytest.mark.parametrize("shallow", [False, True])
 @pytest.mark.parametrize("seed", range(40))
-def test_threshold_top_k_is_the_contract_answer(seed: int) -> None:
+def test_threshold_top_k_is_the_contract_answer(seed: int, shallow: bool) -> None:
     rng = random.Random(seed)
     ids = [f"r{n:02d}" for n in range(rng.randint(0, 40))]
     dense = {i: rng.choice([0.0, 0.25, 0.5, 1.0]) for i in ids}
@@ -148,7 +149,8 @@ def test_threshold_top_k_is_the_contract_answer(seed: int) -> None:
     if use_dense:
         lists.insert(0, kit.RankedList(lambda d: _worst_ties(dense, d), dense.__getitem__))
     got = kit.threshold_top_k(lists, total, str, top_k, min_score=min_score, cap=cap,
-                              scan=scan, exhausted=exhausted)
+                              scan=scan, exhausted=exhausted,
+                              first=top_k + 1 if shallow else None)
     want = sorted(((i, total(i)) for i in ids if min_score is None or total(i) >= min_score),
                   key=lambda p: (-p[1], p[0]))[:top_k]
     assert got == want

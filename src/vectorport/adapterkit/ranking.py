@@ -189,6 +189,7 @@ def threshold_top_k(
     exhausted: Callable[[list[tuple[T, float]], Mapping[str, T]],
                         list[tuple[T, float]]] | None = None,
     slack: Callable[[float], float] = float32_slack,
+    first: int | None = None,
 ) -> list[tuple[T, float]]:
     """The best ``top_k`` items by exact ``total`` score (the sum of the lists' parts),
     ties by ``ident``, ``min_score`` applied: the contract's answer, complete.
@@ -203,8 +204,13 @@ def threshold_top_k(
     short and none returns everything, the unseen items score exactly the sum of the
     ``missing`` scores: ``exhausted(ranked, seen)`` completes the answer from the
     ordered, ``min_score``-filtered candidates and every candidate seen (by id).
+    ``first`` is the depth of the first search (default :func:`first_depth`): an
+    engine whose rows cost more the more it returns asks ``top_k + 1``, the least
+    that can prove the cut, and widens only when it does not.
     """
-    depth = first_depth(top_k, cap)
+    depth = first_depth(top_k, cap) if first is None else max(1, first)
+    if cap is not None:
+        depth = min(cap, depth)
     while True:
         results = [ranked.search(depth) for ranked in lists]
         seen: dict[str, T] = {}

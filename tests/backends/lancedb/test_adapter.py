@@ -221,3 +221,61 @@ def test_reads_see_writes_of_other_connections_and_processes(
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
     assert index.count() == 3
     assert [m.id for m in index.query([1, 1], top_k=1)] == ["c"]
+
+
+# -- the namespace condition left out while redundant ------------------------------------
+
+
+def test_queries_stay_in_their_namespace_when_searched_without_its_condition(
+    store: vectorport.Store,
+) -> None:
+    """An exact search first goes without ``ns = …`` and checks the rows' namespaces;
+    rows of another namespace closest to the query bring the condition back, and the
+    answers are the reference's for each namespace, filtered or not."""
+    from vectorport.conformance.base import canonical_records
+    from vectorport.conformance.reference import reference_query
+    from vectorport.core.filters.parse import parse_filter
+
+    index = store.create_index("scoped_idx", 2, "euclidean")
+    mine = [{"id": f"m{i:02d}", "vector": [float(i), 1.0], "metadata": {"n": i}}
+            for i in range(30)]
+    theirs = [{"id": f"t{i:02d}", "vector": [0.1 * i, 0.0], "metadata": {"n": i}}
+              for i in range(30)]
+    index.upsert(mine)
+    adapter = store.adapter
+    flt = {"n": {"$gte": 3}}
+
+    def check(namespace: str, rows: list[dict[str, Any]]) -> None:
+        for query_filter in (None, flt):
+            got = index.query([0.0, 0.0], top_k=5, namespace=namespace, filter=query_filter)
+            want = reference_query(
+                canonical_records(rows, 2), "euclidean", vector=[0.0, 0.0], top_k=5,
+                filter=None if query_filter is None else parse_filter(query_filter))
+            assert [m.id for m in got] == [e.id for e in want]
+            assert [m.score for m in got] == pytest.approx([e.score for e in want], abs=1e-9)
+
+    check("", mine)
+    assert "scoped_idx" not in adapter._mixed  # type: ignore[attr-defined]
+    index.upsert(theirs, namespace="other")  # nearer the query than any of mine
+    check("", mine)
+    assert "scoped_idx" in adapter._mixed  # type: ignore[attr-defined]
+    check("other", theirs)
+    index.delete_namespace("other")
+    assert "scoped_idx" not in adapter._mixed  # type: ignore[attr-defined]
+    check("", mine)
+
+
+def test_a_kept_table_handle_follows_a_table_recreated_elsewhere(folder: Path) -> None:
+    url = f"lancedb://{folder}"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("kept_idx", 2, "dotproduct")
+        mine.upsert([("x", [1, 0])])
+        assert [m.id for m in mine.query([1, 0], top_k=5)] == ["x"]  # handle now kept
+        second.delete_index("kept_idx")
+        second.create_index("kept_idx", 2, "dotproduct").upsert([("y", [1, 0])])
+        assert [m.id for m in mine.query([1, 0], top_k=5)] == ["y"]
+        mine.upsert([("z", [0, 1])])
+        assert sorted(second.index("kept_idx").fetch(["x", "y", "z"])) == ["y", "z"]
+        second.delete_index("kept_idx")
+        with pytest.raises(IndexNotFoundError):
+            mine.query([1, 0], top_k=5)

@@ -12,9 +12,15 @@ the table schema's metadata.
 
 **Namespaces** are a column (``ns``) of the index's one table, not a table each: an
 index then has one ANN index and one schema, a namespace costs nothing to create, and
-``list_namespaces`` is one scan of a single column. Every query, count, fetch, delete
-and listing carries ``ns = '<namespace>'`` in its ``where``, and upserts merge on
-``pk = namespace/id``, so the same id can live in several namespaces.
+``list_namespaces`` is one scan of a single column. Every count, fetch, delete and
+listing carries ``ns = '<namespace>'`` in its ``where``, and upserts merge on
+``pk = namespace/id``, so the same id can live in several namespaces. Exact searches
+carry it too once the table has shown a row of another namespace; until then they go
+without it and check the ``ns`` of every row returned (see :meth:`LanceDBAdapter.query`).
+
+**Table handles** are opened once per adapter and kept: with
+``read_consistency_interval=0`` a handle follows its table's latest version, also
+after another connection dropped and re-created it.
 
 **Upserts** are one ``merge_insert`` on ``pk`` per batch (when matched: replace every
 column, so re-upserting replaces metadata instead of merging it). Writes of one
@@ -54,7 +60,12 @@ from vectorport.adapters.lancedb.capabilities import LANCEDB_CAPABILITIES
 from vectorport.adapters.lancedb.errors import remote_client_config, translated
 from vectorport.adapters.lancedb.escaping import quote_string
 from vectorport.adapters.lancedb.explain import DISTANCE_TYPES, prepare_query
-from vectorport.adapters.lancedb.filters import namespace_expression, pk_in, scoped
+from vectorport.adapters.lancedb.filters import (
+    compile_filter,
+    namespace_expression,
+    pk_in,
+    scoped,
+)
 from vectorport.adapters.lancedb.options import (
     BACKEND,
     IndexOptions,
@@ -126,6 +137,7 @@ class LanceDBAdapter:
         with self._translated("connect"):
             self._db = lancedb.connect(uri, **kwargs)
         self._tables: dict[str, Any] = {}
+        self._mixed: set[str] = set()  # tables seen holding several namespaces
         self._write_lock = threading.Lock()
 
     @classmethod
@@ -243,26 +255,28 @@ class LanceDBAdapter:
         with self._translated("drop_table", name):
             self._db.drop_table(name)
         self._tables.pop(name, None)
+        self._mixed.discard(name)
 
     # -- data ---------------------------------------------------------------------
 
     def _arrow(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> pa.Table:
-        columns: dict[str, list[Any]] = {name: [] for name in (
-            codec.PK, codec.NAMESPACE, codec.ID, codec.META, codec.TOKENS, codec.DOCUMENT)}
-        for record in records:
-            meta, tokens = codec.encode_metadata(record.metadata)
-            columns[codec.PK].append(codec.make_pk(namespace, record.id))
-            columns[codec.NAMESPACE].append(namespace)
-            columns[codec.ID].append(record.id)
-            columns[codec.META].append(meta)
-            columns[codec.TOKENS].append(tokens)
-            columns[codec.DOCUMENT].append(record.document)
+        """One batch as an Arrow table, column by column (the vectors one float32 matrix)."""
+        encoded = [codec.encode_metadata(r.metadata) for r in records]
+        ids = [r.id for r in records]
+        flat = np.concatenate([r.vector for r in records]).astype(np.float32, copy=False)
+        columns: dict[str, Any] = {
+            codec.PK: [codec.make_pk(namespace, i) for i in ids],
+            codec.NAMESPACE: [namespace] * len(records),
+            codec.ID: ids,
+            codec.VECTOR: pa.FixedSizeListArray.from_arrays(
+                pa.array(flat, pa.float32()), index.dimension),
+            codec.META: [meta for meta, _ in encoded],
+            codec.TOKENS: [tokens for _, tokens in encoded],
+            codec.DOCUMENT: [r.document for r in records],
+        }
         schema = codec.schema(index)
-        flat = np.concatenate([np.asarray(r.vector, dtype=np.float32) for r in records])
-        vectors = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()),
-                                                    index.dimension)
-        arrays = [vectors if f.name == codec.VECTOR else pa.array(columns[f.name], f.type)
-                  for f in schema]
+        arrays = [column if isinstance(column, pa.Array) else pa.array(column, field.type)
+                  for field, column in ((f, columns[f.name]) for f in schema)]
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
@@ -302,12 +316,23 @@ class LanceDBAdapter:
         table = self._table(index.name)
         vector = np.asarray(request.vector, dtype=np.float32)
         batches: dict[int, pa.Table] = {}
+        # The namespace condition costs a fifth of a small exact search. While a table
+        # has shown no row of another namespace, search without it and check the rows:
+        # if all the best ``depth`` rows are in the namespace, they are also the best
+        # ``depth`` of the namespace, the same answer; if not, search again with it.
+        optimistic = prepared.exact and index.name not in self._mixed
+        unscoped = (compile_filter(request.filter) if request.filter is not None else None)
 
-        def search(depth: int) -> tuple[list[str], Any]:
-            query = (table.search(vector, vector_column_name=codec.VECTOR)
-                     .distance_type(prepared.distance_type)
-                     .where(prepared.where, prefilter=True)
-                     .select(list(prepared.columns)).limit(depth))
+        def run(depth: int, where: str | None, columns: list[str]) -> pa.Table:
+            with self._translated("search", index.name):  # building reads the schema
+                return build(depth, where, columns).to_arrow()
+
+        def build(depth: int, where: str | None, columns: list[str]) -> Any:
+            query = table.search(vector, vector_column_name=codec.VECTOR).distance_type(
+                prepared.distance_type)
+            if where is not None:
+                query = query.where(where, prefilter=True)
+            query = query.select(columns).limit(depth)
             if prepared.exact:
                 query = query.bypass_vector_index()
             else:
@@ -318,8 +343,21 @@ class LanceDBAdapter:
                     query = query.ef(ef)
                 if prepared.refine_factor is not None:
                     query = query.refine_factor(prepared.refine_factor)
-            with self._translated("search", index.name):
-                result = query.to_arrow()
+            return query
+
+        def search(depth: int) -> tuple[list[str], Any]:
+            nonlocal optimistic
+            result = None
+            if optimistic:
+                found = run(depth, unscoped, [*prepared.columns, codec.NAMESPACE])
+                if pc.all(pc.equal(found[codec.NAMESPACE], request.namespace)).as_py() in (
+                        True, None):  # None: no rows
+                    result = found
+                else:
+                    optimistic = False
+                    self._mixed.add(index.name)
+            if result is None:
+                result = run(depth, prepared.where, list(prepared.columns))
             batches[depth] = result
             vectors = result[codec.VECTOR].combine_chunks().flatten().to_numpy(
                 zero_copy_only=False).reshape(-1, index.dimension)
@@ -328,24 +366,29 @@ class LanceDBAdapter:
             return ids, scores
 
         ranked = exact_top_k(search, request.top_k, request.min_score)
-        result = batches[max(batches)]
-        return [self._match(result, position, rid, score, request)
-                for rid, score, position in ranked]
+        return self._matches(batches[max(batches)], ranked, request, index.dimension)
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         return explain.explain_query(index, request, self._columns(request.include))
 
-    def _match(self, result: pa.Table, position: int, rid: str, score: float,
-               request: QueryRequest) -> Match:
+    def _matches(self, result: pa.Table, ranked: Sequence[tuple[str, float, int]],
+                 request: QueryRequest, dimension: int) -> list[Match]:
+        """The ranked rows as matches, each column converted once for all of them (a
+        scalar at a time costs more than the rest of the mapping)."""
         include = request.include
-        return Match(
-            id=rid, score=score,
-            metadata=codec.decode_metadata(result[codec.META][position].as_py())
-            if include.metadata else None,
-            vector=read_only_float32(result[codec.VECTOR][position].as_py())
-            if include.vectors else None,
-            document=result[codec.DOCUMENT][position].as_py() if include.documents else None,
-        )
+        chosen = result.take(pa.array([position for _, _, position in ranked], pa.int64()))
+        count = len(ranked)
+        metadata = ([codec.decode_metadata(text) for text in chosen[codec.META].to_pylist()]
+                    if include.metadata else [None] * count)
+        documents = (chosen[codec.DOCUMENT].to_pylist() if include.documents
+                     else [None] * count)
+        vectors: list[Any] = [None] * count
+        if include.vectors and count:
+            flat = chosen[codec.VECTOR].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            vectors = [read_only_float32(row) for row in flat.reshape(-1, dimension)]
+        return [Match(id=rid, score=score, metadata=meta, vector=vector, document=document)
+                for (rid, score, _), meta, vector, document
+                in zip(ranked, metadata, vectors, documents, strict=True)]
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         table = self._table(index.name)
@@ -387,6 +430,7 @@ class LanceDBAdapter:
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
         with self._write_lock, self._translated("delete", index.name):
             self._table(index.name).delete(namespace_expression(namespace))
+        self._mixed.discard(index.name)  # perhaps one namespace left
 
     def list_ids(self, index: IndexSpec, namespace: str, *, prefix: str | None,
                  filter: Filter | None, limit: int, cursor: str | None) -> IdPage:

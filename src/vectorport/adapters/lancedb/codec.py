@@ -99,28 +99,36 @@ def spec_from_schema(table_schema: pa.Schema) -> IndexSpec | None:
     )
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+"""One encoder for every record: ``json.dumps`` with options builds a new one per call."""
+
+
 def encode_metadata(metadata: Mapping[str, MetadataValue]) -> tuple[str, list[str]]:
     """The ``meta`` JSON text and the ``tokens`` list of one record's metadata."""
     meta: dict[str, Any] = {}
     tokens: list[str] = []
     for key, value in metadata.items():
         tokens.append(key)
-        if isinstance(value, bool):
-            meta[tagged(BOOL, key)] = value
-        elif isinstance(value, int):
-            meta[tagged(INT, key)] = int(value)
-        elif isinstance(value, float):
-            meta[tagged(FLOAT, key)] = float(value)
-        elif isinstance(value, str):
+        kind = type(value)  # exact types first: the validated values are of these
+        if kind is str:
             meta[tagged(STRING, key)] = value
-            tokens.append(value_token(key, value))
+            tokens.append(value_token(key, value))  # type: ignore[arg-type]
+        elif kind is bool or isinstance(value, bool):
+            meta[tagged(BOOL, key)] = bool(value)
+        elif kind is int or isinstance(value, int):
+            meta[tagged(INT, key)] = int(value)  # type: ignore[arg-type]
+        elif kind is float or isinstance(value, float):
+            meta[tagged(FLOAT, key)] = float(value)  # type: ignore[arg-type]
+        elif isinstance(value, str):
+            meta[tagged(STRING, key)] = str(value)
+            tokens.append(value_token(key, str(value)))
         else:
             items = list(value)
             meta[tagged(LIST, key)] = items
             meta[tagged(LIST_MIN, key)] = min(items)
             meta[tagged(LIST_MAX, key)] = max(items)
             tokens.extend(value_token(key, item) for item in dict.fromkeys(items))
-    return json.dumps(meta, ensure_ascii=False, allow_nan=False), tokens
+    return _JSON.encode(meta), tokens
 
 
 def decode_metadata(text: str | bytes | None) -> dict[str, MetadataValue]:

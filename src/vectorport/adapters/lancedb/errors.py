@@ -20,7 +20,9 @@ _TRANSIENT_WORDS = ("commit conflict", "retryable", "timed out", "timeout", "tem
 
 def is_not_found(exc: BaseException) -> bool:
     message = str(exc).lower()
-    return "was not found" in message or ("not found" in message and "table" in message)
+    # a kept handle on a table dropped elsewhere: "Not found: <folder>/<name>.lance/_versions"
+    return "was not found" in message or ("not found" in message
+                                          and ("table" in message or ".lance" in message))
 
 
 def is_transient(exc: BaseException) -> bool:

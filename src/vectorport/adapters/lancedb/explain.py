@@ -78,6 +78,9 @@ def explain_query(index: IndexSpec, request: QueryRequest, columns: list[str]) -
     notes = [f"first search {depth} deep, four times deeper while the cut is tied; "
              "scores are recomputed exactly from the returned vectors"]
     if prepared.exact:
+        notes.append("while the table has shown no row of another namespace, the search "
+                     "is sent without the ns condition and the ns of every row returned "
+                     "is checked (any other: searched again as shown)")
         notes.extend(f"{hint} does not apply: this index is searched exactly (not sent)"
                      for hint, value in (("ef", request.ef), ("probes", request.probes))
                      if value is not None)

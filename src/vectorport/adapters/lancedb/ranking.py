@@ -20,15 +20,16 @@ import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import RankedList, threshold_top_k
-from vectorport.adapterkit import first_depth as _kit_first_depth
 
 Scored = tuple[str, float, int]
 """(id, exact score, position in the candidate batch)."""
 
 
 def first_depth(top_k: int) -> int:
-    """How deep the first search goes (the kit's rule, uncapped)."""
-    return _kit_first_depth(top_k)
+    """How deep the first search goes: one row past the cut, the least that can show
+    the cut is not tied. Each row returned is a random read of its vector and metadata
+    (a tenth of a small exact search went to the kit's 16 spare rows); a tie widens."""
+    return top_k + 1
 
 
 def _id(candidate: Scored) -> str:
@@ -55,7 +56,7 @@ def exact_top_k(
                 for position, (rid, score) in enumerate(zip(ids, scores, strict=True))]
 
     ranked = threshold_top_k([RankedList(candidates, _score)], _score, _id, top_k,
-                             min_score=min_score)
+                             min_score=min_score, first=first_depth(top_k))
     return [candidate for candidate, _ in ranked]
 
 

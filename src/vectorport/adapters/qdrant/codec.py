@@ -24,6 +24,10 @@ from vectorport.core.types import (
 )
 
 VectorValue = list[float] | SparseVector
+"""A vector as written (the SDKs take lists)."""
+HitVector = DenseVector | SparseVector
+"""A vector as read back: dense ones as read-only float32 arrays, made once per hit, so
+that scoring and the returned match share them without copies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +55,7 @@ class Hit:
 
     uid: str
     payload: Mapping[str, Any]
-    vectors: Mapping[str, VectorValue] = field(default_factory=dict)
+    vectors: Mapping[str, HitVector] = field(default_factory=dict)
     score: float = 0.0
 
     @property
@@ -104,7 +108,9 @@ def document_of(payload: Mapping[str, Any]) -> str | None:
 
 
 def dense_of(index: IndexSpec, hit: Hit) -> DenseVector:
-    return read_only_float32(hit.vectors[stored_vector_name(index)])
+    stored = hit.vectors[stored_vector_name(index)]
+    assert not isinstance(stored, SparseVector)  # the dense vector's name
+    return stored
 
 
 def sparse_of(index: IndexSpec, hit: Hit) -> SparseVector | None:
@@ -151,7 +157,7 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
     """A point as either engine returns it (qdrant-client's models or qdrant-edge's),
     with ``sparse_type`` that engine's sparse vector class; sparse vectors come back in
     the canonical ascending order."""
-    vectors: dict[str, VectorValue] = {}
+    vectors: dict[str, HitVector] = {}
     raw = point.vector
     if isinstance(raw, Mapping):
         for name, value in raw.items():
@@ -160,9 +166,9 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
                 vectors[name] = SparseVector(tuple(int(i) for i, _ in pairs),
                                              tuple(float(v) for _, v in pairs))
             else:
-                vectors[name] = [float(x) for x in value]
+                vectors[name] = read_only_float32(value)
     return Hit(uid=str(point.id), payload=point.payload or {}, vectors=vectors,
                score=float(getattr(point, "score", 0.0)))
 
-__all__ = ["Hit", "Point", "dense_of", "metadata_of", "spec_from_json", "spec_to_json",
+__all__ = ["Hit", "HitVector", "Point", "dense_of", "metadata_of", "spec_from_json", "spec_to_json",
            "stored_vector_name", "to_match", "to_point", "to_record", "vector_names"]

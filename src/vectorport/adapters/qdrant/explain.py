@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 
-from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest, first_depth
+from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.filters import compile_filter, scoped
 from vectorport.adapters.qdrant.options import search_options
-from vectorport.adapters.qdrant.ranking import SEARCH_CAP
+from vectorport.adapters.qdrant.ranking import SEARCH_CAP, first_depth
 
 BACKEND = "qdrant"
 
@@ -24,7 +24,7 @@ def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool
     options = search_options(request)
     flt = scoped(request.namespace, request.filter, bools_native=bools_native)
     user_filter = compile_filter(request.filter, bools_native=bools_native)
-    depth = first_depth(request.top_k, SEARCH_CAP)
+    depth = first_depth(request.top_k, request.sparse is None)
     searches = []
     if request.vector is not None:
         searches.append((naming.DENSE, f"<float32[{index.dimension}]>"))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -43,6 +43,7 @@ from vectorport.adapterkit import (
     exact_scores,
     threshold_top_k,
 )
+from vectorport.adapterkit import first_depth as kit_first_depth
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.codec import Hit
 from vectorport.core.types import Metric, SparseVector
@@ -53,18 +54,32 @@ SEARCH_CAP = 16_384
 Scored = tuple[Hit, float]
 
 
+def first_depth(top_k: int, dense_only: bool) -> int:
+    """How deep the first search goes. A dense-only query asks one point past the cut,
+    the least that can show it is not tied: every point returned carries its payload
+    and stored vector (local mode deep-copies both), and the kit's 16 spare points were
+    a tenth of a query. Sparse and hybrid lists keep the kit's depth, which their
+    bound needs more often."""
+    return min(SEARCH_CAP, top_k + 1) if dense_only else kit_first_depth(top_k, SEARCH_CAP)
+
+
 def record_id(hit: Hit) -> str:
     return hit.record_id
 
 
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """The exact score of a stored point for one query."""
+    """The exact score of a stored point for one query.
+
+    Dense scores of a search's hits are computed together (:meth:`primed`: one matrix
+    product instead of a NumPy call per hit) and remembered by point for the rest of
+    the query, so a hit seen again when the search widens is not scored twice."""
 
     metric: Metric
     vector_name: str
     dense_query: npt.NDArray[np.float64] | None
     sparse_query: dict[int, float] | None
+    _dense_memo: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def for_query(cls, metric: Metric, vector_name: str,
@@ -73,12 +88,31 @@ class Scorer:
         dense = None if vector is None else np.asarray(vector, dtype=np.float64)
         return cls(metric, vector_name, dense, None if sparse is None else sparse.as_dict())
 
+    def primed(self, hits: Sequence[Hit]) -> Sequence[Hit]:
+        """``hits``, their dense scores computed in one go."""
+        if self.dense_query is None:
+            return hits
+        fresh = [hit for hit in hits if hit.uid not in self._dense_memo]
+        if fresh:
+            scores = exact_scores(self.metric, self.dense_query,
+                                  np.stack([self._stored(hit) for hit in fresh]))
+            self._dense_memo.update(zip((hit.uid for hit in fresh), scores.tolist(),
+                                        strict=True))
+        return hits
+
     def dense(self, hit: Hit) -> float:
         if self.dense_query is None:
             return 0.0
+        score = self._dense_memo.get(hit.uid)
+        if score is None:
+            score = self._dense_memo[hit.uid] = float(
+                exact_scores(self.metric, self.dense_query, self._stored(hit))[0])
+        return score
+
+    def _stored(self, hit: Hit) -> npt.NDArray[np.float32]:
         stored = hit.vectors[self.vector_name]
         assert not isinstance(stored, SparseVector)  # the dense vector's name
-        return float(exact_scores(self.metric, self.dense_query, stored)[0])
+        return stored
 
     def sparse(self, hit: Hit) -> float:
         if self.sparse_query is None:
@@ -124,13 +158,15 @@ def exact_top_k(scorer: Scorer, source: CandidateSource, top_k: int,
     """The contract's answer: the best ``top_k`` points by exact score, ties by id."""
     lists: list[RankedList[Hit]] = []
     if scorer.dense_query is not None:
-        lists.append(RankedList(source.dense, scorer.dense))
+        lists.append(RankedList(lambda depth: scorer.primed(source.dense(depth)),
+                                scorer.dense))
     if scorer.sparse_query is not None:
         # A point sharing no term with the query is not in the sparse list: 0 there.
-        lists.append(RankedList(source.sparse, scorer.sparse, missing=0.0))
+        lists.append(RankedList(lambda depth: scorer.primed(source.sparse(depth)),
+                                scorer.sparse, missing=0.0))
     return threshold_top_k(
         lists, scorer.total, record_id, top_k, min_score=min_score, cap=SEARCH_CAP,
-        scan=source.scan,
+        first=first_depth(top_k, scorer.sparse_query is None), scan=source.scan,
         exhausted=lambda ranked, seen: _zero_fill(source, ranked, seen, top_k, min_score),
     )
 
@@ -151,4 +187,4 @@ def _zero_fill(source: CandidateSource, ranked: list[Scored], seen: Mapping[str,
     return (positive + ordered(zeros)[:need] + negative)[:top_k]
 
 
-__all__ = ["SEARCH_CAP", "CandidateSource", "Scorer", "exact_top_k", "ordered"]
+__all__ = ["SEARCH_CAP", "CandidateSource", "Scorer", "exact_top_k", "first_depth", "ordered"]
