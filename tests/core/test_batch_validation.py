@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import vectorport
 from vectorport.core import batch_validation, requests, validation
-from vectorport.core.errors import VectorportError
 from vectorport.core.capabilities import Limits
+from vectorport.core.errors import VectorportError
 from vectorport.core.limits import check_record_limits, vector_limits_hold
 from vectorport.core.types import Record
 
