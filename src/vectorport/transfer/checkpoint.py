@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vectorport.core.errors import ValidationError
+from vectorport.transfer.canonical import Checksum
 
 _VERSION = 1
 
@@ -35,7 +36,9 @@ class Checkpoint:
     path: Path
     identity: str
     positions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per unit (a namespace, or a file of an import): ``cursor``, ``done``, ``written``."""
+    """Per unit (a namespace, or a file of an import): ``cursor``, ``done``, ``written``,
+    and ``checksum``: the :class:`~vectorport.transfer.canonical.Checksum` of the source
+    records written so far (absent in a checkpoint that did not keep one)."""
     prechecked: bool = False
     resumed: bool = False
 
@@ -56,14 +59,25 @@ class Checkpoint:
         return cls(path, identity, dict(data["positions"]), bool(data["prechecked"]), True)
 
     def unit(self, name: str) -> dict[str, Any]:
-        return self.positions.setdefault(name, {"cursor": None, "done": False, "written": 0})
+        return self.positions.setdefault(
+            name, {"cursor": None, "done": False, "written": 0, "checksum": Checksum().to_json()})
 
-    def advance(self, name: str, cursor: Any, written: int) -> None:
+    def advance(self, name: str, cursor: Any, written: int, sums: Checksum | None = None) -> None:
         state = self.unit(name)
         state["cursor"] = cursor
         state["written"] += written
         state["done"] = cursor is None
+        if sums is not None and state.get("checksum") is not None:
+            running = Checksum.from_json(state["checksum"])
+            running.merge(sums)
+            state["checksum"] = running.to_json()
         self.save()
+
+    def checksum(self, name: str) -> Checksum | None:
+        """The checksum of every source record of ``name`` written, when this job kept
+        one from its start."""
+        data = self.unit(name).get("checksum")
+        return Checksum.from_json(data) if data is not None else None
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
