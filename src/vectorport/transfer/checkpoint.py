@@ -2,15 +2,18 @@
 
 A checkpoint is a small JSON file replaced atomically (write, fsync, rename), so a
 process killed at any instant leaves either the previous state or the next one. It only
-ever advances over pages whose write has returned, so resuming re-sends at most the
-pages that were in flight; upserts are idempotent, so nothing is duplicated.
+ever advances over pages whose write has returned, and is saved at most once a second
+(and at the end of each unit), so resuming re-sends the pages that were in flight and
+those of the last second at most; upserts are idempotent, so nothing is duplicated.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,11 @@ class Checkpoint:
     records written so far (absent in a checkpoint that did not keep one)."""
     prechecked: bool = False
     resumed: bool = False
+    interval: float = 1.0
+    """Seconds between two saves by :meth:`advance`: each save is an fsync, which on a
+    busy disk costs as much as writing a page; a checkpoint a second old only means a
+    resumed job writes a second's pages again (upserts are idempotent)."""
+    _advanced_at: float = field(default=-math.inf, repr=False)
 
     @classmethod
     def open(cls, path: Path, identity: str, *, restart: bool = False) -> Checkpoint:
@@ -71,7 +79,10 @@ class Checkpoint:
             running = Checksum.from_json(state["checksum"])
             running.merge(sums)
             state["checksum"] = running.to_json()
-        self.save()
+        now = time.monotonic()
+        if state["done"] or now - self._advanced_at >= self.interval:
+            self._advanced_at = now
+            self.save()
 
     def checksum(self, name: str) -> Checksum | None:
         """The checksum of every source record of ``name`` written, when this job kept

@@ -203,6 +203,7 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
     except BaseException:
         for future in in_flight:
             future.cancel()
+        state.save()  # what was reached, saved or not by the throttled advance
         raise
     if not state.unit(namespace)["done"]:
         state.advance(namespace, None, 0)

@@ -15,15 +15,16 @@ source is reported instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from vectorport.core.errors import ValidationError
-from vectorport.core.requests import QueryKwargs
 from vectorport.core.store import Index
 from vectorport.core.types import DenseVector, Match, Record
 from vectorport.transfer.canonical import Checksum, same_record
+from vectorport.transfer.readahead import read_ahead
 
 SCORE_TOLERANCE = 1e-4
 
@@ -113,14 +114,18 @@ def _same_answer(a: list[Match], b: list[Match]) -> bool:
     return bool(np.allclose([m.score for m in a], [m.score for m in b], atol=SCORE_TOLERANCE))
 
 
-def _scan_sums(index: Index, namespace: str, page_size: int,
-               samples: list[DenseVector] | None = None, wanted: int = 0) -> Checksum:
+def _scan_sums(index: Index, namespace: str, page_size: int) -> Checksum:
     sums = Checksum()
-    for page in index.scan(namespace, page_size=page_size):
+    for page in read_ahead(index.scan(namespace, page_size=page_size)):
         sums.add_all(page.records)
-        if samples is not None and len(samples) < wanted:
-            samples.extend(r.vector for r in page.records[:wanted - len(samples)])
     return sums
+
+
+def _samples(source: Index, namespace: str, count: int) -> list[DenseVector]:
+    """The first ``count`` vectors of a scan of the source: one small page."""
+    for page in source.scan(namespace, page_size=count):
+        return [r.vector for r in page.records[:count]]
+    return []
 
 
 def verify_indexes(
@@ -140,41 +145,48 @@ def verify_indexes(
     a namespace that has one is not read again. The destination is read once: where its
     checksums (float32 values included) equal the source's, the two hold the same records
     bit for bit; otherwise every source record is fetched from the destination by id,
-    which names the missing and different ones and forgives float32 rounding."""
+    which names the missing and different ones and forgives float32 rounding. The sample
+    queries run on both sides while the scans do."""
     chosen = list(namespaces) if namespaces is not None else sorted(
         set(source.list_namespaces()) | set(destination.list_namespaces()))
     known = source_checksums or {}
-    checks: list[NamespaceCheck] = []
-    samples: list[tuple[str, list[DenseVector]]] = []
     per_namespace = max(1, sample_queries // max(1, len(chosen)))
+    samples: list[tuple[str, list[DenseVector]]] = []
     for ns in chosen:
-        vectors: list[DenseVector] = []
-        right = _scan_sums(destination, ns, page_size, vectors, per_namespace)
-        left = known.get(ns) or _scan_sums(source, ns, page_size)
-        missing = different = 0
-        if not left.same_as(right):
-            vectors = []
-            for page in source.scan(ns, page_size=page_size):
-                missing, different = tally(page.records, destination, ns, missing, different)
-                vectors.extend(r.vector for r in page.records[:per_namespace - len(vectors)])
-        checks.append(NamespaceCheck(ns, left.count, right.count, left.hex, right.hex,
-                                     missing, different))
-        samples.append((ns, vectors[:max(0, sample_queries - sum(len(v) for _, v in samples))]))
+        room = sample_queries - sum(len(v) for _, v in samples)
+        if room > 0:
+            samples.append((ns, _samples(source, ns, min(room, per_namespace))))
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="vectorport-verify") as pool:
+        # mostly waiting on the engines, so it overlaps the scans below
+        answers = [(pool.submit(_answers, source, ns, vectors, top_k),
+                    pool.submit(_answers, destination, ns, vectors, top_k))
+                   for ns, vectors in samples if vectors]
+        checks = [_check(source, destination, ns, known.get(ns), page_size) for ns in chosen]
+        pairs = [pair for want, got in answers
+                 for pair in zip(want.result(), got.result(), strict=True)]
     exact = is_exact(source) and is_exact(destination)
-    agreeing, found, wanted, asked = 0, 0, 0, 0
-    for ns, vectors in samples:
-        if not vectors:
-            continue
-        options: QueryKwargs = {"top_k": top_k, "namespace": ns, "include_metadata": False,
-                   "include_documents": False}
-        # one batch per side: backends that answer many queries in one pass do
-        answers = zip(source.query_many(vectors, **options),
-                      destination.query_many(vectors, **options),
-                      strict=True)
-        for want, got in answers:
-            agreeing += _same_answer(want, got)
-            found += len({m.id for m in want} & {m.id for m in got})
-            wanted += len(want)
-            asked += 1
+    agreeing = sum(_same_answer(want, got) for want, got in pairs)
+    found = sum(len({m.id for m in want} & {m.id for m in got}) for want, got in pairs)
+    wanted = sum(len(want) for want, _ in pairs)
     recall = found / wanted if wanted else 1.0
-    return VerifyReport(tuple(checks), asked, exact, agreeing, recall, top_k)
+    return VerifyReport(tuple(checks), len(pairs), exact, agreeing, recall, top_k)
+
+
+def _answers(index: Index, namespace: str, vectors: list[DenseVector], top_k: int
+             ) -> list[list[Match]]:
+    # one batch: backends that answer many queries in one pass do
+    return index.query_many(vectors, top_k=top_k, namespace=namespace, include_metadata=False,
+                            include_documents=False)
+
+
+def _check(source: Index, destination: Index, namespace: str, known: Checksum | None,
+           page_size: int) -> NamespaceCheck:
+    right = _scan_sums(destination, namespace, page_size)
+    left = known or _scan_sums(source, namespace, page_size)
+    missing = different = 0
+    if not left.same_as(right):
+        for page in read_ahead(source.scan(namespace, page_size=page_size)):
+            missing, different = tally(page.records, destination, namespace, missing,
+                                       different)
+    return NamespaceCheck(namespace, left.count, right.count, left.hex, right.hex, missing,
+                          different)
