@@ -14,6 +14,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,8 @@ class Checkpoint:
     identity: str
     positions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per unit (a namespace, or a file of an import): ``cursor``, ``done``, ``written``,
-    and ``checksum``: the :class:`~vectorport.transfer.canonical.Checksum` of the source
-    records written so far (absent in a checkpoint that did not keep one)."""
+    and ``checksums``: per namespace, the :class:`~vectorport.transfer.canonical.Checksum`
+    of the source records written so far (absent in a checkpoint that kept none)."""
     prechecked: bool = False
     resumed: bool = False
     interval: float = 1.0
@@ -68,27 +69,32 @@ class Checkpoint:
 
     def unit(self, name: str) -> dict[str, Any]:
         return self.positions.setdefault(
-            name, {"cursor": None, "done": False, "written": 0, "checksum": Checksum().to_json()})
+            name, {"cursor": None, "done": False, "written": 0, "checksums": {}})
 
-    def advance(self, name: str, cursor: Any, written: int, sums: Checksum | None = None) -> None:
+    def advance(self, name: str, cursor: Any, written: int,
+                sums: Mapping[str, Checksum] | None = None) -> None:
         state = self.unit(name)
         state["cursor"] = cursor
         state["written"] += written
         state["done"] = cursor is None
-        if sums is not None and state.get("checksum") is not None:
-            running = Checksum.from_json(state["checksum"])
-            running.merge(sums)
-            state["checksum"] = running.to_json()
+        kept = state.get("checksums")
+        if sums and kept is not None:
+            for namespace, more in sums.items():
+                running = Checksum.from_json(kept[namespace]) if namespace in kept else Checksum()
+                running.merge(more)
+                kept[namespace] = running.to_json()
         now = time.monotonic()
         if state["done"] or now - self._advanced_at >= self.interval:
             self._advanced_at = now
             self.save()
 
-    def checksum(self, name: str) -> Checksum | None:
-        """The checksum of every source record of ``name`` written, when this job kept
-        one from its start."""
-        data = self.unit(name).get("checksum")
-        return Checksum.from_json(data) if data is not None else None
+    def checksums(self, name: str) -> dict[str, Checksum] | None:
+        """Per namespace, the checksum of every source record of unit ``name`` written;
+        ``None`` when this job did not keep them from its start."""
+        kept = self.unit(name).get("checksums")
+        if kept is None:
+            return None
+        return {namespace: Checksum.from_json(data) for namespace, data in kept.items()}
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -146,7 +146,8 @@ def copy_index(
     report = CopyReport(plan, written, seconds, state.resumed)
     if verify:
         chosen = [n.name for n in plan.namespaces]
-        sums = {ns: c for ns in chosen if (c := state.checksum(ns)) is not None}
+        sums = {ns: kept.get(ns, Checksum()) for ns in chosen
+                if (kept := state.checksums(ns)) is not None}
         verification = verify_indexes(source, target, namespaces=chosen, page_size=batch_size,
                                       source_checksums=sums)
         report = CopyReport(plan, written, seconds, state.resumed, verification)
@@ -183,7 +184,7 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
             count, sums = future.result()  # a failed write stops the copy; the checkpoint stays
             for cursor, (released_count, released_sums) in order.complete(
                     seq, (cursors.pop(seq), (count, sums))):
-                state.advance(namespace, cursor, released_count, released_sums)
+                state.advance(namespace, cursor, released_count, {namespace: released_sums})
                 total += released_count
                 meter.add(released_count)
 
