@@ -203,3 +203,24 @@ def test_export_import_with_some_records_lacking_a_sparse_vector(tmp_path: Path)
             assert have.sparse == want.sparse and have.document == want.document
             assert dict(have.metadata) == dict(want.metadata)
             np.testing.assert_array_equal(have.vector, want.vector)
+
+
+def test_a_checkpoint_without_checksums_still_resumes_and_verifies(tmp_path: Path) -> None:
+    """A checkpoint written before checksums were kept: the copy resumes from it and the
+    verification reads the source instead."""
+    import json
+
+    from vectorport.transfer.copying import copy_identity
+
+    records = _records(30)
+    with vectorport.connect("memory://") as a, \
+            vectorport.connect(f"local://{tmp_path}/b.db") as b:
+        source = _index_of(a, records)
+        path = tmp_path / "old.json"
+        path.write_text(json.dumps({
+            "version": 1, "identity": copy_identity(source, b, "checked"), "prechecked": True,
+            "positions": {"ns": {"cursor": None, "done": False, "written": 0}}}))
+        report = copy_index(source, b, checkpoint=path, progress=False, batch_size=7)
+        assert report.resumed and report.verification is not None
+        assert report.verification.ok, report.verification.describe()
+        assert b.index("checked").count("ns") == 30
