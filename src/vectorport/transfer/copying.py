@@ -29,6 +29,7 @@ from vectorport.transfer.plan import (
     tighter_rules,
 )
 from vectorport.transfer.progress import Progress
+from vectorport.transfer.readahead import read_ahead
 from vectorport.transfer.verify import VerifyReport, verify_indexes
 
 T = TypeVar("T")
@@ -190,8 +191,11 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
 
     cursors: dict[int, str | None] = {}
     seq = 0
+    # read ahead: the next page is read while the writes in flight are awaited
+    pages = read_ahead(source.scan(namespace, page_size=batch_size, cursor=unit["cursor"]),
+                       depth=1)
     try:
-        for page in source.scan(namespace, page_size=batch_size, cursor=unit["cursor"]):
+        for page in pages:
             cursors[seq] = page.next_cursor
             in_flight[pool.submit(_write, target, page.records, namespace)] = seq
             seq += 1
@@ -206,6 +210,8 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
             future.cancel()
         state.save()  # what was reached, saved or not by the throttled advance
         raise
+    finally:
+        pages.close()  # stops the reading thread
     if not state.unit(namespace)["done"]:
         state.advance(namespace, None, 0)
     return total

@@ -9,7 +9,7 @@ stays bounded by pages, not by the stream.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from queue import Empty, Full, Queue
 from typing import TypeVar
 
@@ -24,7 +24,7 @@ class _End:
         self.error = error
 
 
-def read_ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
+def read_ahead(items: Iterable[T], depth: int = 2) -> Generator[T, None, None]:
     """The items of ``items`` in order, produced by a thread up to ``depth`` ahead.
     An error of the producer is raised here, at the item it stopped at; closing this
     iterator stops the producer after its current item."""
