@@ -34,7 +34,7 @@ from vectorport.transfer.verify import VerifyReport, verify_indexes
 
 T = TypeVar("T")
 
-DEFAULT_BATCH_SIZE = 2000
+DEFAULT_BATCH_SIZE = 1000
 """Records per page read and per bulk write: large enough that a write's fixed costs (a
 round trip, a COPY's start) are small beside its records, small enough that the
 ``2 × workers`` pages in flight stay a few MiB."""
@@ -199,7 +199,9 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
             cursors[seq] = page.next_cursor
             in_flight[pool.submit(_write, target, page.records, namespace)] = seq
             seq += 1
-            if len(in_flight) >= 2 * workers:
+            # the first page alone: a bulk load into an empty table may rebuild the
+            # table's indexes, which two loads at once would race on (pgvector)
+            if seq == 1 or len(in_flight) >= 2 * workers:
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 settle(done)
         while in_flight:

@@ -240,7 +240,8 @@ def _import_part(part: PartFile, root: Path, target: Index, batch_size: int, wor
     try:
         for number, groups in read_ahead(batches(part, batch_size, skip)):
             in_flight[pool.submit(_write_groups, target, groups)] = number
-            if len(in_flight) >= 2 * workers:
+            # the first batch alone, as a copy's first page (see copying.py)
+            if number == skip or len(in_flight) >= 2 * workers:
                 settle(wait(in_flight, return_when=FIRST_COMPLETED)[0])
         while in_flight:
             settle(wait(in_flight, return_when=FIRST_COMPLETED)[0])
