@@ -34,7 +34,7 @@ from vectorport.transfer.verify import VerifyReport, verify_indexes
 
 T = TypeVar("T")
 
-DEFAULT_BATCH_SIZE = 1000
+DEFAULT_BATCH_SIZE = 2000
 """Records per page read and per bulk write: large enough that a write's fixed costs (a
 round trip, a COPY's start) are small beside its records, small enough that the
 ``2 × workers`` pages in flight stay a few MiB."""

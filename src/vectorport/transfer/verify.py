@@ -135,7 +135,7 @@ def verify_indexes(
     namespaces: Sequence[str] | None = None,
     sample_queries: int = 20,
     top_k: int = 10,
-    page_size: int = 1000,
+    page_size: int = 2000,
     source_checksums: Mapping[str, Checksum] | None = None,
 ) -> VerifyReport:
     """Compare ``destination`` with ``source`` namespace by namespace (every namespace of
