@@ -4,7 +4,7 @@
 Copy, both directions, ``--rows`` × 384 clustered vectors with metadata and a short text:
 
 - **local → pgvector**: a ``memory://`` index copied into a fresh pgvector index with
-  ``copy_index`` (its defaults: pages of 500, 2 writer threads; verify on, then off),
+  ``copy_index`` (its defaults: pages of 2000, 2 writer threads; verify on, then off),
   against the destination's own ingest rate in the same run: ``index.upsert`` of the same
   records, already in hand as Python data, into a fresh index of the spec the copy
   creates (target: copy ≥ 0.8× the ingest rate).
@@ -251,7 +251,7 @@ def run(report: Report, options: Options) -> None:
         _direction(report, options, "local → pgvector", source, pg, data, scratch)
         pg_source = pg.index("copy_dst")
         _direction(report, options, "pgvector → local", pg_source, local, data, scratch)
-        report.note("copy: copy_index with its defaults (pages of 500 records, 2 writer "
+        report.note("copy: copy_index with its defaults (pages of 2000 records, 2 writer "
                     "threads) into an existing empty index (on pgvector created with "
                     "defer_index, like the upsert it is compared with); the upsert uses the "
                     "backend's default batching, from records already in memory. Into an "

@@ -5,10 +5,12 @@ Two indexes hold the same data when, namespace by namespace, they hold the same 
 with the same metadata (with kinds: ``1``, ``1.0`` and ``True`` differ), documents,
 sparse vectors and dense vectors. Dense and sparse values are compared within float32
 rounding (:func:`same_record`): some engines give a float32 back one unit in the last
-place away (Chroma does), so they are left out of the checksum, which covers everything
-else exactly. The checksum is a sum of per-record digests modulo 2**128, so it does not
-depend on the order a backend enumerates in, and a repeated record changes it (unlike
-an XOR).
+place away (Chroma does). So a :class:`Checksum` keeps two sums: ``exact`` covers
+everything but float values, and must agree between two copies; ``full`` also covers
+the float32 bytes of the vectors, and when it agrees too (every engine but one that
+rounds) the copies are the same without a record-by-record comparison. Each sum is of
+per-record digests modulo 2**128, so it does not depend on the order a backend
+enumerates in, and a repeated record changes it (unlike an XOR).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,14 +27,16 @@ from vectorport.core.types import MetadataValue, Record
 
 _MODULUS = 1 << 128
 
+# One encoder for every call: json.dumps with options builds a new one each time, which
+# costs more than encoding a small dict. Tuples (string lists) encode as JSON arrays.
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                            allow_nan=False)
+
 
 def metadata_json(metadata: Mapping[str, MetadataValue]) -> str:
     """Metadata as JSON with sorted keys. JSON itself keeps ``1``, ``1.0`` and ``true``
     apart, and Python's reader gives back the same kinds."""
-    return json.dumps(
-        {k: list(v) if isinstance(v, tuple) else v for k, v in metadata.items()},
-        sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-    )
+    return _ENCODER.encode(metadata if isinstance(metadata, dict) else dict(metadata))
 
 
 RTOL, ATOL = 2e-6, 1e-9
@@ -40,36 +45,70 @@ RTOL, ATOL = 2e-6, 1e-9
 
 def canonical_bytes(record: Record) -> bytes:
     """The exactly kept parts of ``record`` (all but float values), as bytes."""
-    parts = [
+    parts = (
         record.id.encode(),
         metadata_json(record.metadata).encode(),
         b"" if record.document is None else b"d" + record.document.encode(),
         b"" if record.sparse is None else np.asarray(record.sparse.indices, "<i4").tobytes(),
-    ]
+    )
     # lengths first, so that no two different records give the same byte string
     header = b"".join(len(p).to_bytes(8, "little") for p in parts)
     return header + b"".join(parts)
 
 
+def _float_bytes(record: Record) -> Any:
+    """The float32 values of ``record`` (dense, then sparse), as one buffer."""
+    dense = np.ascontiguousarray(record.vector, dtype="<f4")
+    if record.sparse is None:
+        return dense
+    return np.concatenate([dense, np.asarray(record.sparse.values, dtype="<f4")])
+
+
 @dataclass
 class Checksum:
-    """A running count and order-independent digest of records."""
+    """A running count and two order-independent digests of records: ``total`` of the
+    exactly kept parts, ``full`` of those and the float32 values."""
 
     count: int = 0
     total: int = 0
+    full: int = 0
 
     def add(self, record: Record) -> None:
-        digest = hashlib.sha256(canonical_bytes(record)).digest()[:16]
-        self.total = (self.total + int.from_bytes(digest, "little")) % _MODULUS
-        self.count += 1
+        self.add_all((record,))
 
     def add_all(self, records: Iterable[Record]) -> None:
+        total, full, count = self.total, self.full, self.count
         for record in records:
-            self.add(record)
+            digest = hashlib.sha256(canonical_bytes(record))
+            total += int.from_bytes(digest.digest()[:16], "little")
+            digest.update(_float_bytes(record))
+            full += int.from_bytes(digest.digest()[:16], "little")
+            count += 1
+        self.total, self.full, self.count = total % _MODULUS, full % _MODULUS, count
+
+    def merge(self, other: Checksum) -> None:
+        self.count += other.count
+        self.total = (self.total + other.total) % _MODULUS
+        self.full = (self.full + other.full) % _MODULUS
 
     @property
     def hex(self) -> str:
         return f"{self.total:032x}"
+
+    @property
+    def full_hex(self) -> str:
+        return f"{self.full:032x}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "total": self.hex, "full": self.full_hex}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Checksum:
+        return cls(int(data["count"]), int(data["total"], 16), int(data["full"], 16))
+
+    def same_as(self, other: Checksum) -> bool:
+        """Every part equal, float32 values bit for bit."""
+        return (self.count, self.total, self.full) == (other.count, other.total, other.full)
 
 
 def _close(a: object, b: object) -> bool:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store, connect
+from vectorport.transfer.copying import DEFAULT_BATCH_SIZE
 
 
 def split_index_url(url: str, index: str | None) -> tuple[str, str]:
@@ -59,6 +60,7 @@ def cmd_copy(args: argparse.Namespace) -> int:
             source, dst_store, destination_name=dst_name, namespaces=args.namespace,
             batch_size=args.batch_size, workers=args.workers, checkpoint=args.checkpoint,
             restart=args.restart, verify=args.verify, progress=not args.quiet,
+            precheck_records="full" if args.full_precheck else True,
         )
         print(report.plan.describe())
         resumed = " (resumed from a checkpoint)" if report.resumed else ""
@@ -117,7 +119,8 @@ def _common(p: argparse.ArgumentParser, *, writes: bool) -> None:
     p.add_argument("--namespace", action="append", default=None, metavar="NS",
                    help="a namespace to include (repeat for several; default: all; '' is "
                         "the default namespace)")
-    p.add_argument("--batch-size", type=int, default=500, help="records per page (default 500)")
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                   help=f"records per page (default {DEFAULT_BATCH_SIZE})")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     if writes:
         p.add_argument("--workers", type=int, default=2,
@@ -139,6 +142,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--index", default=None, help="index name on both sides")
     p.add_argument("--to-index", default=None, help="another name for the destination index")
     p.add_argument("--dry-run", action="store_true", help="print the plan and write nothing")
+    p.add_argument("--full-precheck", action="store_true",
+                   help="before writing, put every source record through the destination's "
+                        "whole validation, not only its rules tighter than the source's (for "
+                        "a source written by other tools than vectorport)")
     _common(p, writes=True)
     p.set_defaults(func=cmd_copy)
 

@@ -14,13 +14,30 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, Literal, TypeVar
 
 from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store
+from vectorport.core.types import Record
+from vectorport.transfer.canonical import Checksum
 from vectorport.transfer.checkpoint import Checkpoint, default_checkpoint_path
-from vectorport.transfer.plan import CopyPlan, destination_handle, plan_copy, precheck
+from vectorport.transfer.plan import (
+    CopyPlan,
+    destination_handle,
+    plan_copy,
+    precheck,
+    tighter_rules,
+)
 from vectorport.transfer.progress import Progress
+from vectorport.transfer.readahead import read_ahead
 from vectorport.transfer.verify import VerifyReport, verify_indexes
+
+T = TypeVar("T")
+
+DEFAULT_BATCH_SIZE = 2000
+"""Records per page read and per bulk write: large enough that a write's fixed costs (a
+round trip, a COPY's start) are small beside its records, small enough that the
+``2 × workers`` pages in flight stay a few MiB."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +54,14 @@ class CopyReport:
 
 
 @dataclass
-class _InOrder:
+class _InOrder(Generic[T]):
     """Completed pages, released to the checkpoint in scan order."""
 
     next_seq: int = 0
-    finished: dict[int, tuple[str | None, int]] = field(default_factory=dict)
+    finished: dict[int, T] = field(default_factory=dict)
 
-    def complete(self, seq: int, cursor: str | None, count: int) -> list[tuple[str | None, int]]:
-        self.finished[seq] = (cursor, count)
+    def complete(self, seq: int, outcome: T) -> list[T]:
+        self.finished[seq] = outcome
         released = []
         while self.next_seq in self.finished:
             released.append(self.finished.pop(self.next_seq))
@@ -70,11 +87,11 @@ def copy_index(
     *,
     destination_name: str | None = None,
     namespaces: Sequence[str] | None = None,
-    batch_size: int = 500,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     workers: int = 2,
     checkpoint: str | Path | None = None,
     restart: bool = False,
-    precheck_records: bool = True,
+    precheck_records: bool | Literal["full"] = True,
     verify: bool = True,
     progress: bool = True,
 ) -> CopyReport:
@@ -82,10 +99,14 @@ def copy_index(
     ``destination_name``), every namespace unless ``namespaces``.
 
     Refuses before writing when the destination cannot hold the source (metric, sparse
-    vectors, records outside its limits). Started again after a crash with the same
-    arguments, it resumes from its checkpoint (``checkpoint``, by default under the
-    user's state folder); ``restart=True`` starts over. With ``verify`` it ends with
-    :func:`verify_indexes` and raises if the destination differs.
+    vectors, records outside its limits: with ``precheck_records`` a read-only pass over
+    the source runs the destination's rules tighter than the source's, and none when
+    none is; ``"full"`` runs the destination's whole validation, for a source written by
+    other tools than vectorport). Started again after a crash with the same arguments, it
+    resumes from its checkpoint (``checkpoint``, by default under the user's state
+    folder); ``restart=True`` starts over. With ``verify`` it ends with
+    :func:`verify_indexes`, given the checksums taken of the source while copying, and
+    raises if the destination differs.
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValidationError(f"workers must be a positive int, got {workers!r}")
@@ -97,9 +118,12 @@ def copy_index(
         copy_identity(source, destination, name))
     state = Checkpoint.open(path, copy_identity(source, destination, name), restart=restart)
     if precheck_records and not state.prechecked:
-        handle = destination_handle(destination, plan)
-        precheck(((ns.name, page.records) for ns in plan.namespaces
-                  for page in source.scan(ns.name, page_size=batch_size)), handle)
+        rules = None if precheck_records == "full" else tighter_rules(
+            source.store.capabilities, destination.capabilities)
+        if precheck_records == "full" or rules is not None:
+            handle = destination_handle(destination, plan)
+            precheck(((ns.name, page.records) for ns in plan.namespaces
+                      for page in source.scan(ns.name, page_size=batch_size)), handle, rules)
         state.prechecked = True
     if plan.create:
         spec = plan.destination
@@ -122,11 +146,26 @@ def copy_index(
     seconds = time.monotonic() - started
     report = CopyReport(plan, written, seconds, state.resumed)
     if verify:
-        verification = verify_indexes(source, target, namespaces=[n.name for n in plan.namespaces])
+        chosen = [n.name for n in plan.namespaces]
+        sums = {ns: kept.get(ns, Checksum()) for ns in chosen
+                if (kept := state.checksums(ns)) is not None}
+        verification = verify_indexes(source, target, namespaces=chosen, page_size=batch_size,
+                                      source_checksums=sums)
         report = CopyReport(plan, written, seconds, state.resumed, verification)
         verification.raise_if_different()
     state.remove()
     return report
+
+
+def _write(target: Index, records: tuple[Record, ...], namespace: str) -> tuple[int, Checksum]:
+    """One page into the destination, and its checksum for the verification (taken here,
+    in the writer thread, so the reading thread only reads)."""
+    sums = Checksum()
+    sums.add_all(records)
+    # the bulk path: on pgvector a page of ids the target does not hold yet (all of them,
+    # copying into a fresh index) is one COPY straight into the table; the copy's own
+    # pool gives the parallelism, so one connection per page
+    return target.upsert_bulk(records, namespace, workers=1), sums
 
 
 def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: int,
@@ -135,33 +174,34 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
     unit = state.unit(namespace)
     if unit["done"]:
         return 0
-    order = _InOrder()
-    in_flight: dict[Future[int], int] = {}
+    order: _InOrder[tuple[str | None, tuple[int, Checksum]]] = _InOrder()
+    in_flight: dict[Future[tuple[int, Checksum]], int] = {}
     total = 0
 
-    def settle(done: set[Future[int]]) -> None:
+    def settle(done: set[Future[tuple[int, Checksum]]]) -> None:
         nonlocal total
         for future in done:
             seq = in_flight.pop(future)
-            count = future.result()  # a failed write stops the copy; the checkpoint stays
-            cursor = cursors.pop(seq)
-            for released_cursor, released_count in order.complete(seq, cursor, count):
-                state.advance(namespace, released_cursor, released_count)
+            count, sums = future.result()  # a failed write stops the copy; the checkpoint stays
+            for cursor, (released_count, released_sums) in order.complete(
+                    seq, (cursors.pop(seq), (count, sums))):
+                state.advance(namespace, cursor, released_count, {namespace: released_sums})
                 total += released_count
                 meter.add(released_count)
 
     cursors: dict[int, str | None] = {}
     seq = 0
+    # read ahead: the next page is read while the writes in flight are awaited
+    pages = read_ahead(source.scan(namespace, page_size=batch_size, cursor=unit["cursor"]),
+                       depth=1)
     try:
-        for page in source.scan(namespace, page_size=batch_size, cursor=unit["cursor"]):
-            records = list(page.records)
+        for page in pages:
             cursors[seq] = page.next_cursor
-            # the bulk path: on pgvector a page of ids the target does not hold yet (all of
-            # them, copying into a fresh index) is one COPY straight into the table; the
-            # copy's own pool gives the parallelism, so one connection per page
-            in_flight[pool.submit(target.upsert_bulk, records, namespace, workers=1)] = seq
+            in_flight[pool.submit(_write, target, page.records, namespace)] = seq
             seq += 1
-            if len(in_flight) >= 2 * workers:
+            # the first page alone: a bulk load into an empty table may rebuild the
+            # table's indexes, which two loads at once would race on (pgvector)
+            if seq == 1 or len(in_flight) >= 2 * workers:
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 settle(done)
         while in_flight:
@@ -170,7 +210,10 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
     except BaseException:
         for future in in_flight:
             future.cancel()
+        state.save()  # what was reached, saved or not by the throttled advance
         raise
+    finally:
+        pages.close()  # stops the reading thread
     if not state.unit(namespace)["done"]:
         state.advance(namespace, None, 0)
     return total

@@ -1,9 +1,10 @@
 """``export`` an index to Parquet files and ``import`` them into any store.
 
 Export streams a scan into Parquet parts (a new part every ``rows_per_file`` rows), so
-memory stays bounded by one batch. Import is resumable like a copy: its checkpoint
-records, per file, how many batches have been written, and it ends by comparing the
-destination with the files (counts and checksums per namespace).
+memory stays bounded by a few pages. Import is resumable like a copy: its checkpoint
+records, per file, how many batches have been written and their checksums, and it ends
+by comparing the destination with the files (counts and checksums per namespace, one
+scan of the destination; records fetched by id only when those differ).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any
 
 from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store
+from vectorport.core.types import Record
 from vectorport.transfer.canonical import Checksum
 from vectorport.transfer.checkpoint import Checkpoint, default_checkpoint_path
+from vectorport.transfer.copying import DEFAULT_BATCH_SIZE
 from vectorport.transfer.parquet_files import (
     PartFile,
     batches,
@@ -29,6 +32,7 @@ from vectorport.transfer.parquet_files import (
     to_table,
 )
 from vectorport.transfer.progress import Progress
+from vectorport.transfer.readahead import read_ahead
 from vectorport.transfer.verify import NamespaceCheck, tally
 
 
@@ -91,7 +95,7 @@ def export_index(
     path: str | Path,
     *,
     namespaces: Sequence[str] | None = None,
-    batch_size: int = 1000,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     rows_per_file: int = 1_000_000,
     progress: bool = True,
 ) -> ExportReport:
@@ -117,7 +121,8 @@ def export_index(
             folder = None if single is not None else target / namespace_dir(ns)
             writer = _PartWriter(folder, single, index.spec, rows_per_file)
             counts[ns] = 0
-            for page in index.scan(ns, page_size=batch_size):
+            # the next page is read while this one is encoded and written
+            for page in read_ahead(index.scan(ns, page_size=batch_size)):
                 writer.write(to_table(index.spec, ns, page.records))
                 counts[ns] += len(page.records)
                 meter.add(len(page.records))
@@ -135,7 +140,7 @@ def import_index(
     store: Store,
     *,
     index_name: str | None = None,
-    batch_size: int = 1000,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     workers: int = 2,
     checkpoint: str | Path | None = None,
     restart: bool = False,
@@ -169,7 +174,8 @@ def import_index(
             written += _import_part(part, source, target, batch_size, workers, pool, state, meter)
     meter.finish()
     seconds = time.monotonic() - started
-    checks = verify_against_files(parts, target, batch_size) if verify else ()
+    checks = verify_against_files(parts, target, batch_size, _file_sums(parts, source, state)
+                                  ) if verify else ()
     report = ImportReport(name, written, seconds, state.resumed, tuple(checks))
     if verify and not report.ok:
         lines = [f"{c.namespace or '(default)'}: files {c.source_count} records, index "
@@ -179,64 +185,100 @@ def import_index(
     return report
 
 
+def _unit_key(part: PartFile, root: Path) -> str:
+    return str(part.path.relative_to(root)) if part.path != root else part.path.name
+
+
+def _file_sums(parts: list[PartFile], root: Path, state: Checkpoint) -> dict[str, Checksum] | None:
+    """Per namespace, the checksum of every record of the files, as taken while they
+    were imported; ``None`` when the checkpoint did not keep them all."""
+    merged: dict[str, Checksum] = {}
+    for part in parts:
+        kept = state.checksums(_unit_key(part, root))
+        if kept is None:
+            return None
+        for ns, sums in kept.items():
+            merged.setdefault(ns, Checksum()).merge(sums)
+    return merged
+
+
+def _write_groups(target: Index, groups: list[tuple[str, tuple[Record, ...]]]
+                  ) -> tuple[int, dict[str, Checksum]]:
+    """A Parquet batch (it may hold several namespaces) into ``target``, with its
+    checksums, taken here in the writer thread."""
+    count, sums = 0, dict[str, Checksum]()
+    for namespace, records in groups:
+        sums.setdefault(namespace, Checksum()).add_all(records)
+        # the bulk path (see copying.py); the import's own pool gives the parallelism
+        count += target.upsert_bulk(records, namespace, workers=1)
+    return count, sums
+
+
 def _import_part(part: PartFile, root: Path, target: Index, batch_size: int, workers: int,
                  pool: ThreadPoolExecutor, state: Checkpoint, meter: Progress) -> int:
-    key = str(part.path.relative_to(root)) if part.path != root else part.path.name
+    key = _unit_key(part, root)
     unit = state.unit(key)
     if unit["done"]:
         return 0
     skip = int(unit["cursor"] or 0)
-    in_flight: dict[Future[int], int] = {}
-    finished: dict[int, int] = {}
+    in_flight: dict[Future[tuple[int, dict[str, Checksum]]], int] = {}
+    finished: dict[int, tuple[int, dict[str, Checksum]]] = {}
     next_batch, total = skip, 0
 
-    def settle(done: Iterable[Future[int]]) -> None:
+    def settle(done: Iterable[Future[tuple[int, dict[str, Checksum]]]]) -> None:
         nonlocal next_batch, total
         for future in done:
             finished[in_flight.pop(future)] = future.result()
         while next_batch in finished:
-            count = finished.pop(next_batch)
+            count, sums = finished.pop(next_batch)
             next_batch += 1
-            state.advance(key, next_batch, count)
+            state.advance(key, next_batch, count, sums)
             total += count
             meter.add(count)
 
-    # A Parquet batch may hold several namespaces: its upserts all go into one future,
-    # so the checkpoint counts whole batches.
-    def write(groups: list[tuple[str, tuple[Any, ...]]]) -> int:
-        # the bulk path (see copying.py); the import's own pool gives the parallelism
-        return sum(target.upsert_bulk(list(records), namespace, workers=1)
-                   for namespace, records in groups)
-
-    for number, groups in batches(part, batch_size, skip):
-        in_flight[pool.submit(write, groups)] = number
-        if len(in_flight) >= 2 * workers:
+    # The checkpoint counts whole batches: each batch's upserts are one future.
+    try:
+        for number, groups in read_ahead(batches(part, batch_size, skip)):
+            in_flight[pool.submit(_write_groups, target, groups)] = number
+            # the first batch alone, as a copy's first page (see copying.py)
+            if number == skip or len(in_flight) >= 2 * workers:
+                settle(wait(in_flight, return_when=FIRST_COMPLETED)[0])
+        while in_flight:
             settle(wait(in_flight, return_when=FIRST_COMPLETED)[0])
-    while in_flight:
-        settle(wait(in_flight, return_when=FIRST_COMPLETED)[0])
+    except BaseException:
+        for future in in_flight:
+            future.cancel()
+        state.save()  # what was reached, saved or not by the throttled advance
+        raise
     state.advance(key, None, 0)
     return total
 
 
-def verify_against_files(parts: list[PartFile], target: Index, batch_size: int
-                         ) -> list[NamespaceCheck]:
-    """Every record of the files is in ``target`` as written (fetched by id), and each
-    namespace holds no more records than the files."""
-    expected: dict[str, Checksum] = {}
-    missing: dict[str, int] = {}
-    different: dict[str, int] = {}
-    for part in parts:
-        for _, groups in batches(part, batch_size):
-            for ns, records in groups:
-                expected.setdefault(ns, Checksum()).add_all(records)
-                missing[ns], different[ns] = tally(records, target, ns, missing.get(ns, 0),
-                                                   different.get(ns, 0))
+def verify_against_files(parts: list[PartFile], target: Index, batch_size: int,
+                         expected: dict[str, Checksum] | None = None) -> list[NamespaceCheck]:
+    """Every record of the files is in ``target`` as written, and each namespace holds
+    no more records than the files: one scan of the index against ``expected`` (the
+    files' checksums per namespace, read from the files when not given); only when they
+    differ is every record of the files fetched by id, to name what differs."""
+    if expected is None:
+        expected = {}
+        for part in parts:
+            for _, groups in batches(part, batch_size):
+                for ns, records in groups:
+                    expected.setdefault(ns, Checksum()).add_all(records)
     checks = []
     for ns in sorted(expected):
         got = Checksum()
-        for page in target.scan(ns, page_size=batch_size):
+        for page in read_ahead(target.scan(ns, page_size=batch_size)):
             got.add_all(page.records)
         want = expected[ns]
+        missing = different = 0
+        if not want.same_as(got):
+            for part in parts:
+                for _, groups in batches(part, batch_size):
+                    for group_ns, records in groups:
+                        if group_ns == ns:
+                            missing, different = tally(records, target, ns, missing, different)
         checks.append(NamespaceCheck(ns, want.count, got.count, want.hex, got.hex,
-                                     missing[ns], different[ns]))
+                                     missing, different))
     return checks

@@ -32,7 +32,7 @@ Every file's key-value metadata has ``vectorport`` = JSON ``{"format_version": 1
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -92,19 +92,37 @@ def schema(spec: IndexSpec) -> Any:
     return pa.schema(fields, metadata=meta)
 
 
-def to_table(spec: IndexSpec, namespace: str, records: tuple[Record, ...]) -> Any:
+def _sparse_columns(records: Sequence[Record]) -> tuple[Any, Any]:
+    """``sparse_indices`` and ``sparse_values`` of a page: all null when no record has a
+    sparse vector (the usual case, one call), else built from offsets and flat arrays."""
+    pa = require_pyarrow()
+    kinds = (pa.list_(pa.int32()), pa.list_(pa.float32()))
+    if all(r.sparse is None for r in records):
+        return pa.nulls(len(records), kinds[0]), pa.nulls(len(records), kinds[1])
+    lengths = np.array([0 if r.sparse is None else len(r.sparse.indices) for r in records])
+    offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+    mask = pa.array([r.sparse is None for r in records])
+    present = [r.sparse for r in records if r.sparse is not None]
+    flat_indices = np.concatenate([np.asarray(s.indices, np.int32) for s in present])
+    flat_values = np.concatenate([np.asarray(s.values, np.float32) for s in present])
+    return (pa.ListArray.from_arrays(offsets, pa.array(flat_indices), mask=mask),
+            pa.ListArray.from_arrays(offsets, pa.array(flat_values), mask=mask))
+
+
+def to_table(spec: IndexSpec, namespace: str, records: Sequence[Record]) -> Any:
+    """One page as a table of the export's columns, built column by column: the vectors
+    as one float32 matrix under a fixed-size list, no per-row Python for them."""
     pa = require_pyarrow()
     matrix = np.stack([np.asarray(r.vector, dtype=np.float32) for r in records]) if records \
         else np.zeros((0, spec.dimension), dtype=np.float32)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), spec.dimension)
+    sparse_indices, sparse_values = _sparse_columns(records)
     columns = [
         pa.array([namespace] * len(records), pa.string()),
         pa.array([r.id for r in records], pa.string()),
         vectors,
-        pa.array([list(r.sparse.indices) if r.sparse else None for r in records],
-                 pa.list_(pa.int32())),
-        pa.array([list(r.sparse.values) if r.sparse else None for r in records],
-                 pa.list_(pa.float32())),
+        sparse_indices,
+        sparse_values,
         pa.array([metadata_json(r.metadata) for r in records], pa.string()),
         pa.array([r.document for r in records], pa.string()),
     ]
@@ -164,19 +182,34 @@ def batches(part: PartFile, batch_size: int, skip: int = 0
             yield number, list(_records(batch, part.spec.dimension))
 
 
+def _sparse_of(batch: Any) -> list[SparseVector | None]:
+    indices, values = batch.column("sparse_indices"), batch.column("sparse_values")
+    if indices.null_count == len(indices):
+        return [None] * len(indices)
+    return [None if i is None else SparseVector(tuple(i), tuple(v))
+            for i, v in zip(indices.to_pylist(), values.to_pylist(), strict=True)]
+
+
 def _records(batch: Any, dimension: int) -> Iterator[tuple[str, tuple[Record, ...]]]:
-    data = batch.to_pydict()
+    # column by column: the vectors straight into one float32 matrix (never a Python
+    # list of floats), the string columns as lists
     vectors = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
     vectors = vectors.astype(np.float32, copy=False).reshape(-1, dimension)
+    vectors.flags.writeable = False
+    namespaces = batch.column("namespace").to_pylist()
+    rows = zip(namespaces, batch.column("id").to_pylist(), vectors,
+               batch.column("metadata").to_pylist(), _sparse_of(batch),
+               batch.column("document").to_pylist(), strict=True)
+    if len(set(namespaces)) <= 1:  # a file of one namespace: one group, in file order
+        records = tuple(Record(id=rid, vector=vector, metadata=json.loads(meta),
+                               sparse=sparse, document=document)
+                        for _, rid, vector, meta, sparse, document in rows)
+        if records:
+            yield namespaces[0], records
+        return
     groups: dict[str, list[Record]] = {}
-    for row, ns in enumerate(data["namespace"]):
-        indices, values = data["sparse_indices"][row], data["sparse_values"][row]
-        groups.setdefault(ns, []).append(Record(
-            id=data["id"][row],
-            vector=vectors[row],
-            metadata=json.loads(data["metadata"][row]),
-            sparse=SparseVector(tuple(indices), tuple(values)) if indices is not None else None,
-            document=data["document"][row],
-        ))
-    for ns, records in groups.items():
-        yield ns, tuple(records)
+    for ns, rid, vector, meta, sparse, document in rows:
+        groups.setdefault(ns, []).append(Record(id=rid, vector=vector, metadata=json.loads(meta),
+                                                sparse=sparse, document=document))
+    for ns, grouped in groups.items():
+        yield ns, tuple(grouped)

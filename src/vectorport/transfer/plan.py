@@ -3,24 +3,30 @@
 The plan maps the source index's spec onto the destination (dimension, metric, sparse
 vectors, the ANN structure where both sides mean the same by it) and lists every reason
 the destination cannot hold the source. Record-level rules (ids, metadata sizes,
-documents, zero vectors) are checked by :func:`precheck`, a read-only pass that puts every
-source record through the destination's own validation.
+documents) are checked by :func:`precheck`, a read-only pass over the source that runs,
+before any write, the destination's rules that are tighter than the source's
+(:func:`tighter_rules`) — and is not needed at all when none is. docs/copy.md says why
+that is enough.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
+from vectorport.core import validation
+from vectorport.core.capabilities import DEFAULT_LIMITS, Capabilities
 from vectorport.core.errors import (
     IndexNotFoundError,
     UnsupportedFeatureError,
     ValidationError,
     VectorportError,
 )
+from vectorport.core.limits import check_record_limits
 from vectorport.core.requests import build_records
 from vectorport.core.store import Index, Store
-from vectorport.core.types import IndexSpec
+from vectorport.core.types import IndexSpec, Record
 
 MAX_LISTED_PROBLEMS = 20
 
@@ -126,20 +132,72 @@ def destination_handle(destination: Store, plan: CopyPlan) -> Index:
     return Index(destination, spec)
 
 
+def tighter_rules(source: Capabilities, destination: Capabilities) -> Capabilities | None:
+    """The destination's declared record rules that are tighter than the source's, as
+    capabilities holding only those (every other rule at the contract's own, which a
+    stored record already meets); ``None`` when no rule is tighter, so that no record the
+    source holds can be refused."""
+    src, dst = source.limits, destination.limits
+    kept: dict[str, Any] = {}
+
+    def tighter(name: str, looser: Callable[[Any, Any], bool]) -> None:
+        mine, theirs = getattr(dst, name), getattr(src, name)
+        if mine != getattr(DEFAULT_LIMITS, name) and not looser(mine, theirs):
+            kept[name] = mine
+
+    def at_least(mine: Any, theirs: Any) -> bool:  # a size limit; None means none
+        return mine is None or (theirs is not None and mine >= theirs)
+
+    tighter("max_id_bytes", lambda m, t: m >= t and dst.id_size is src.id_size)
+    tighter("id_size", lambda m, t: m is t)
+    tighter("id_pattern", lambda m, t: m == t)
+    for name in ("max_document_bytes", "max_string_bytes", "max_sparse_entries"):
+        tighter(name, at_least)
+    tighter("allow_nul", lambda m, t: m or not t)
+    tighter("allow_zero_vector", lambda m, t: m or not t)
+    tighter("max_sparse_index", lambda m, t: m >= t)
+    if dst.record_size is not None and (
+            dst.record_size is not src.record_size or not at_least(dst.max_record_bytes,
+                                                                   src.max_record_bytes)):
+        kept.update(record_size=dst.record_size, max_record_bytes=dst.max_record_bytes)
+    if "id_size" in kept:
+        kept["max_id_bytes"] = dst.max_id_bytes
+    metadata_bytes = min(destination.max_metadata_bytes, validation.MAX_METADATA_BYTES)
+    documents = destination.documents or not source.documents
+    if not kept and metadata_bytes >= min(source.max_metadata_bytes,
+                                          validation.MAX_METADATA_BYTES) and documents:
+        return None
+    return replace(destination, limits=replace(DEFAULT_LIMITS, **kept),
+                   max_metadata_bytes=metadata_bytes)
+
+
 def precheck(
-    pages: Iterable[tuple[str, Sequence[object]]], handle: Index
+    pages: Iterable[tuple[str, Sequence[Record]]], handle: Index, rules: Capabilities | None,
 ) -> None:
-    """Put every source record through the destination's validation; raise one error
-    naming every problem found (up to :data:`MAX_LISTED_PROBLEMS`) before any write."""
+    """Put every source record through the destination's record rules (``rules``: the
+    tighter ones of :func:`tighter_rules`; ``None`` for the destination's whole
+    validation, contract included); raise one error naming every problem found (up to
+    :data:`MAX_LISTED_PROBLEMS`) before any write."""
     problems: list[str] = []
+    backend, spec = handle.store.backend, handle.spec
+
+    def check(records: Sequence[Record]) -> None:
+        if rules is None:
+            build_records(handle.target, records)
+            return
+        for record in records:
+            if record.document is not None and not rules.documents:
+                raise handle.store.unsupported("documents")
+            check_record_limits(backend, rules, spec, record, "record")
+
     for namespace, records in pages:
         try:
-            build_records(handle.target, records)
+            check(records)
         except VectorportError:
             # find each bad record of the page, not only the first
             for record in records:
                 try:
-                    build_records(handle.target, [record])
+                    check([record])
                 except VectorportError as exc:
                     where = f"namespace {namespace!r}" if namespace else "the default namespace"
                     problems.append(f"{where}: {exc}")
@@ -150,5 +208,5 @@ def precheck(
     if problems:
         more = " (and possibly more)" if len(problems) >= MAX_LISTED_PROBLEMS else ""
         raise ValidationError(
-            f"the destination ({handle.store.backend}) cannot hold {len(problems)} source "
+            f"the destination ({backend}) cannot hold {len(problems)} source "
             f"record(s){more}; nothing was written:\n  " + "\n  ".join(problems))
