@@ -121,3 +121,33 @@ def test_namespaces_stay_apart(store: Store, name: str) -> None:
     index.upsert_bulk(records(300, salt=9), namespace="b")
     assert_exact(index, "a", records(ROWS))
     assert_exact(index, "b", records(300, salt=9))
+
+
+def test_two_loads_that_both_start_on_the_empty_table_both_land(
+        pg_url: str, store: Store, name: str) -> None:
+    """Both take the rebuild path (each sees the table empty); their index builds at
+    the end are serialised, so neither fails in pg_class and the indexes exist once."""
+    import threading
+
+    index = store.create_index(name, DIM, "cosine", index_type="hnsw")
+    first, second = records(ROWS, salt=1), records(ROWS, salt=2)
+    second = [Record(id=f"x{r.id}", vector=r.vector, metadata=r.metadata,
+                     document=r.document) for r in second]
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def load(batch: list[Record]) -> None:
+        try:
+            barrier.wait()
+            index.upsert_bulk(batch)
+        except BaseException as exc:  # reported below, with the other thread's outcome
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load, args=(b,)) for b in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert_exact(index, "", first + second)
+    assert {"meta", "ann", "pkey"} <= helper_indexes(pg_url, store, name)

@@ -333,6 +333,7 @@ class PgvectorAdapter:
         ann_built = False
         if rebuild:
             with self._connect("upsert", index.name) as conn, conn.transaction():
+                self._lock_catalog_row(conn, index.name)
                 ann_built = self._catalog_row(conn, index.name)[1]
                 conn.execute(bulk.drop_meta_index(names, layout))
                 conn.execute(schema.drop_ann_index(names, layout))
@@ -343,11 +344,20 @@ class PgvectorAdapter:
         finally:
             if rebuild:
                 with self._connect("upsert", index.name) as conn, conn.transaction():
+                    # two loads that both began on the empty table end here one at a
+                    # time: concurrent CREATE INDEX IF NOT EXISTS of one name collide
+                    # in pg_class (a UniqueViolation), the second one waits instead
+                    self._lock_catalog_row(conn, index.name)
                     bulk.build_meta_index(conn, names, layout)
                     if ann_built:  # else build_index, which analyzes first, comes later
                         conn.execute(psycopg.sql.SQL("ANALYZE {}").format(
                             names.table(index.name)))
                         self._build_ann(conn, layout, rows=len(records))
+
+    def _lock_catalog_row(self, conn: Connection[Any], name: str) -> None:
+        """Serialise index rebuilds of ``name`` until the caller's transaction ends."""
+        conn.execute(psycopg.sql.SQL("SELECT 1 FROM {} WHERE name = %s FOR UPDATE").format(
+            self._names.catalog), (name,))
 
     def _mark_ann(self, conn: Connection[Any], name: str, built: bool) -> None:
         conn.execute(psycopg.sql.SQL("UPDATE {} SET ann_built = %s WHERE name = %s").format(
