@@ -88,6 +88,7 @@ from vectorport.core.types import (
     Match,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
 )
 
@@ -414,6 +415,30 @@ class PgvectorAdapter:
         layout = index_layout(index)  # its limits (NUL, sparse, halfvec) checked by the facade
         stmt = statements.patch(self._names, layout, namespace, patch)
         return bool(self._fetchall("patch", index.name, stmt))
+
+    def scan(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        filter: Filter | None,
+        page_size: int,
+        cursor: str | None,
+    ) -> RecordPage:
+        """Whole records a page at a time in one statement (not ids then a fetch), ids
+        ascending: a record written during the scan is seen if its id sorts after the
+        cursor, as with the id listing."""
+        if cursor is not None:
+            check_text(cursor, "cursors")
+        stmt = statements.scan(self._names, index_layout(index), namespace, node=filter,
+                               limit=page_size, cursor=cursor)
+        with self._connect("scan", index.name) as conn:
+            rows = conn.cursor(binary=True, row_factory=dict_row).execute(
+                stmt.sql, stmt.params
+            ).fetchall()
+        records = tuple(record_of(row) for row in rows[:page_size])
+        more = len(rows) > page_size
+        return RecordPage(records, records[-1].id if more else None)
 
     def list_ids(
         self,

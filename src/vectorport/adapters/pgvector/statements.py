@@ -230,6 +230,23 @@ def list_ids(
     )
 
 
+def scan(
+    names: Names, layout: IndexLayout, namespace: str, *, node: Filter | None, limit: int,
+    cursor: str | None,
+) -> Statement:
+    """One page of whole records plus one row, ids ascending after ``cursor``: keyset
+    paging on the primary key, with the filter evaluated by the server."""
+    extra = [Statement(sql.SQL("id > %s"), (cursor,))] if cursor is not None else []
+    where = _where(namespace, node, *extra)
+    return Statement(
+        sql.SQL(
+            "SELECT id, embedding, sparse, metadata, document FROM {} WHERE {}"
+            " ORDER BY id LIMIT %s"
+        ).format(names.table(layout.name), where.sql),
+        (*where.params, limit + 1),
+    )
+
+
 def patch(names: Names, layout: IndexLayout, namespace: str, change: RecordPatch) -> Statement:
     """Change only the given parts of one record, in place; returns a row if it exists."""
     sets: list[sql.Composable] = []
