@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from vectorport.core import batch_validation, validation
+from vectorport.core import batch_validation, gc_pause, validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.errors import UnsupportedFeatureError, ValidationError
 from vectorport.core.filters import frozen
@@ -138,10 +138,15 @@ def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
     The whole call is validated in one pass when it can be (:mod:`batch_validation`);
     anything that pass is unsure of, and every refusal, is decided record by record
     here, so the errors and their order are the same either way."""
-    caps, spec = target.capabilities, target.spec
     if isinstance(records, (Record, Mapping)):
         raise ValidationError("upsert takes a sequence of records, not a single record")
     items, failure = _collect(records)
+    with gc_pause.paused(len(items)):
+        return _validated(target, items, failure)
+
+
+def _validated(target: Target, items: list[Any], failure: Exception | None) -> list[Record]:
+    caps, spec = target.capabilities, target.spec
     batch = batch_validation.validated_batch(items, spec.dimension) if failure is None else None
     validated = None if batch is None else batch.records
     # the backend's vector limits for the whole call in one comparison, when it can tell
