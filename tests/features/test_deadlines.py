@@ -532,3 +532,37 @@ def test_the_pgvector_watchdog_severs_only_what_has_expired() -> None:
         far_b.settimeout(2 + MARGIN)
         assert far_b.recv(1) == b""
         assert dog.disarm(again)
+
+
+def test_the_pgvector_watchdog_keeps_time_for_deadlines_armed_while_it_sleeps() -> None:
+    """Arming a later deadline than the thread's next wake does not wake it; arming an
+    earlier one does. Either way each connection is severed at its own deadline (real
+    socket pairs, the peer reads EOF), and nothing not yet due is severed."""
+    import socket
+
+    from vectorport.adapters.pgvector.watchdog import Watchdog
+
+    dog = Watchdog()
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        (first, _first_peer), (later, later_peer), (earlier, earlier_peer) = pairs
+        start = time.monotonic()
+        token = dog.arm(first, start + 0.6)  # the thread now sleeps until +0.6
+        assert not dog.disarm(token)  # nothing armed; the thread still sleeps until +0.6
+        late = dog.arm(later, start + 0.9)  # later than its wake: no wake-up needed
+        soon = dog.arm(earlier, start + 0.2)  # earlier: it must be woken
+        earlier_peer.settimeout(2 + MARGIN)
+        assert earlier_peer.recv(1) == b""
+        assert dog.disarm(soon)
+        assert time.monotonic() - start < 0.6  # severed at its own deadline, not at +0.6
+        later_peer.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            later_peer.recv(1)  # not due yet
+        later_peer.settimeout(2 + MARGIN)
+        assert later_peer.recv(1) == b""
+        assert time.monotonic() - start >= 0.9
+        assert dog.disarm(late)
+    finally:
+        for a, b in pairs:
+            a.close()
+            b.close()

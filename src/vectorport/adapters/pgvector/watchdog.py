@@ -13,8 +13,11 @@ it), and the adapter raises :class:`DeadlineExceededError`. A query that simply 
 long on a live server is ended the same way (the server sees the closed connection and
 abandons it).
 
-One thread serves every adapter in the process; arming and disarming cost a lock and,
-only when the new deadline is the earliest, a wake-up.
+One thread serves every adapter in the process; arming and disarming cost a lock, and
+a wake-up only when the new deadline comes before the thread's next wake anyway. Calls
+one after another with the same timeout have ever later deadlines, so they wake it
+never: a wake-up per call cost the query path 0.8 ms (the woken thread waits for the
+interpreter lock while the caller decodes the answer).
 """
 
 from __future__ import annotations
@@ -64,18 +67,21 @@ class Watchdog:
         self._fired: set[int] = set()
         self._next = 0
         self._thread: threading.Thread | None = None
+        self._wake_at = math.inf
+        """When the thread looks at the armed connections next (it is told earlier only
+        for a deadline before this)."""
 
     def arm(self, conn: _Socketed, at: float) -> int:
         with self._cond:
             token = self._next
             self._next += 1
-            earliest = min((a for a, _ in self._armed.values()), default=math.inf)
             self._armed[token] = (at, conn)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, daemon=True,
                                                 name="vectorport-pgvector-watchdog")
                 self._thread.start()
-            elif at < earliest:
+            elif at < self._wake_at:
+                self._wake_at = at
                 self._cond.notify()
         return token
 
@@ -101,6 +107,7 @@ class Watchdog:
                 # capped: a far deadline (vectorport.deadline(1e10)) must not overflow
                 # the platform's time_t and end this thread; it is simply looked at again
                 wait = None if earliest is None else min(_MAX_WAIT, max(0.0, earliest - now))
+                self._wake_at = math.inf if wait is None else now + wait
                 self._cond.wait(wait)
 
 
