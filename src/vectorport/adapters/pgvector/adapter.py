@@ -432,7 +432,12 @@ class PgvectorAdapter:
             check_text(cursor, "cursors")
         stmt = statements.scan(self._names, index_layout(index), namespace, node=filter,
                                limit=page_size, cursor=cursor)
-        with self._connect("scan", index.name) as conn:
+        with self._connect("scan", index.name) as conn, conn.transaction():
+            # Keyset paging wants the primary key's order. On a table not yet analysed
+            # (just loaded, as by a copy) the planner picks a bitmap scan plus a sort of
+            # everything after the cursor, for every page: measured, a 100k-record scan
+            # at a third of its speed. Without sorts it walks the key instead.
+            conn.execute(SET_LOCAL, ("enable_sort", "off"))
             rows = conn.cursor(binary=True, row_factory=dict_row).execute(
                 stmt.sql, stmt.params
             ).fetchall()
