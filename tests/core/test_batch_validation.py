@@ -154,10 +154,10 @@ def test_valid_calls_take_the_batch_path(rows: list[tuple[str, list[float], dict
                                          ) -> None:
     """Common valid input really is answered by the batch path (not always handed on)."""
     items = [(rid, np.asarray(vec, dtype=np.float32), meta) for rid, vec, meta in rows]
-    batch = batch_validation.records(items, DIM)
+    batch = batch_validation.validated_batch(items, DIM)
     assert batch is not None
     want = [validation.record(raw, DIM, False, i) for i, raw in enumerate(items)]
-    _same_records(batch, want)
+    _same_records(batch.records, want)
     _check(items, "euclidean")
 
 
@@ -166,7 +166,7 @@ def test_norm_at_the_limit_is_decided_by_the_per_record_rule() -> None:
     for scale in (1 - 1e-12, 1.0, 1 + 1e-12, 1 - 1e-8):
         vec = np.array([limit * scale, 0, 0, 0])
         _check([("a", vec)], "euclidean")
-    assert batch_validation.vector_matrix([np.array([limit * 0.999, 0, 0, 0])]) is not None
+    assert batch_validation.stacked_vectors([np.array([limit * 0.999, 0, 0, 0])]) is not None
 
 
 def test_metadata_near_the_size_limit_is_measured_exactly() -> None:

@@ -8,14 +8,13 @@ records replaces them wholly (a dropped metadata key is gone); namespaces stay a
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from tests.support.backends import ALL, Backend, open_backend
+from tests.support.backends import ALL, Backend, open_backend, opened_store
+from tests.support.records import assert_same_record
 
 import vectorport
 from vectorport.core.async_store import connect_async
@@ -51,28 +50,14 @@ def assert_holds_exactly(index: vectorport.Index, namespace: str,
     got = index.fetch([r["id"] for r in expected], namespace=namespace)
     assert len(got) == len(expected)
     for want in expected:
-        have = got[want["id"]]
-        np.testing.assert_allclose(have.vector, want["vector"], rtol=2e-6)
-        meta = {k: list(v) if isinstance(v, tuple) else v for k, v in have.metadata.items()}
-        assert meta == want["metadata"]
-        assert {k: type(v) for k, v in meta.items()} == {
-            k: type(v) for k, v in want["metadata"].items()}
-        assert have.document == want["document"]
-        if "sparse" in want:
-            assert have.sparse is not None
-            assert list(have.sparse.indices) == want["sparse"]["indices"]
-            np.testing.assert_allclose(have.sparse.values, want["sparse"]["values"], rtol=1e-6)
+        assert_same_record(got[want["id"]], want)
 
 
-@contextlib.contextmanager
-def opened(backend: Backend, tmp: Path) -> Iterator[vectorport.Store]:
-    with open_backend(backend, tmp) as url, vectorport.connect(url) as store:
-        yield store
 
 
 @pytest.mark.parametrize("backend", ALL, ids=lambda b: b.name)
 def test_bulk_load_holds_exactly_the_records_given(backend: Backend, tmp_path: Path) -> None:
-    with opened(backend, tmp_path) as store:
+    with opened_store(backend, tmp_path) as store:
         sparse = store.capabilities.sparse
         # Pinecone scores sparse vectors on dotproduct indexes only
         metric = "dotproduct" if sparse and backend.name == "pinecone" else "cosine"
@@ -139,7 +124,7 @@ def test_bulk_load_over_stored_records_in_several_chunks(
     if backend.name in CHUNKED:
         module, attribute = CHUNKED[backend.name]
         monkeypatch.setattr(module + "." + attribute, 40)
-    with opened(backend, tmp_path) as store:
+    with opened_store(backend, tmp_path) as store:
         assert isinstance(store.adapter, BulkLoadingAdapter)
         index = store.create_index("bulk_mixed", DIM, "cosine")
         try:

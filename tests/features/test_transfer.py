@@ -7,15 +7,14 @@ duplicates, widens or alters anything fails here.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from tests.support.backends import ALL, Backend, open_backend
+from tests.support.backends import ALL, opened_store
+from tests.support.records import assert_same_record
 
 import vectorport
 from vectorport.transfer import copy_index, export_index, import_index, plan_copy, verify_indexes
@@ -63,25 +62,9 @@ def assert_holds_exactly(index: vectorport.Index, written: dict[str, list[dict[s
         listed = sorted(r.id for r in index.iter_records(ns))
         assert listed == sorted(r["id"] for r in expected), ns
         for want in expected:
-            have = got[want["id"]]
-            # within float32 rounding: Chroma gives some values back one unit in the last place away
-            np.testing.assert_allclose(have.vector, np.asarray(want["vector"], np.float32), rtol=2e-6)
-            meta = {k: list(v) if isinstance(v, tuple) else v for k, v in have.metadata.items()}
-            assert meta == want["metadata"], want["id"]
-            assert {k: type(v) for k, v in meta.items()} == {
-                k: type(v) for k, v in want["metadata"].items()}, want["id"]
-            assert have.document == want["document"]
-            if "sparse" in want:
-                assert have.sparse is not None
-                assert list(have.sparse.indices) == want["sparse"]["indices"]
-                np.testing.assert_allclose(have.sparse.values, want["sparse"]["values"], rtol=1e-6)
+            assert_same_record(got[want["id"]], want)
 
 
-@contextlib.contextmanager
-def opened(backend: Backend, tmp: Path) -> Iterator[vectorport.Store]:
-    tmp.mkdir(parents=True, exist_ok=True)
-    with open_backend(backend, tmp) as url, vectorport.connect(url) as store:
-        yield store
 
 
 def _pairs() -> list[tuple[str, str]]:
@@ -94,8 +77,8 @@ def _pairs() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("src", "dst"), _pairs(), ids=lambda v: str(v))
 def test_copy_between_backends(src: str, dst: str, tmp_path: Path) -> None:
-    with opened(BY_NAME[src], tmp_path / "src") as source_store, \
-            opened(BY_NAME[dst], tmp_path / "dst") as dest_store:
+    with opened_store(BY_NAME[src], tmp_path / "src") as source_store, \
+            opened_store(BY_NAME[dst], tmp_path / "dst") as dest_store:
         both_sparse = source_store.capabilities.sparse and dest_store.capabilities.sparse
         # Pinecone scores sparse vectors on dotproduct indexes only
         metric = "dotproduct" if both_sparse and "pinecone" in (src, dst) else "cosine"
@@ -132,8 +115,8 @@ def test_copy_from_a_source_under_faults_and_lag(tmp_path: Path) -> None:
 
 
 def test_a_destination_that_cannot_hold_the_source_refuses_before_writing(tmp_path: Path) -> None:
-    with opened(BY_NAME["local"], tmp_path / "src") as source_store, \
-            opened(BY_NAME["turbopuffer"], tmp_path / "dst") as dest_store:
+    with opened_store(BY_NAME["local"], tmp_path / "src") as source_store, \
+            opened_store(BY_NAME["turbopuffer"], tmp_path / "dst") as dest_store:
         assert "dotproduct" not in dest_store.capabilities.metrics
         source, _ = fill(source_store, "dots", metric="dotproduct", count=5)
         plan = plan_copy(source, dest_store)
@@ -144,8 +127,8 @@ def test_a_destination_that_cannot_hold_the_source_refuses_before_writing(tmp_pa
 
 
 def test_records_the_destination_cannot_hold_are_named_before_any_write(tmp_path: Path) -> None:
-    with opened(BY_NAME["local"], tmp_path / "src") as source_store, \
-            opened(BY_NAME["pinecone"], tmp_path / "dst") as dest_store:
+    with opened_store(BY_NAME["local"], tmp_path / "src") as source_store, \
+            opened_store(BY_NAME["pinecone"], tmp_path / "dst") as dest_store:
         limit = dest_store.capabilities.max_metadata_bytes
         assert limit < source_store.capabilities.max_metadata_bytes
         source = source_store.create_index("big_meta", 4, "cosine")

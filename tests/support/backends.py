@@ -10,13 +10,15 @@ entry.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+import vectorport
 from vectorport import default_registry
 from vectorport.testing.launchers import EMULATOR_KEY_ENV
 
@@ -51,3 +53,11 @@ ALL: list[Backend] = [*EMBEDDED, *(b for b in _FROM_REGISTRY if b.name != "local
 def open_backend(backend: Backend, tmp: Path) -> AbstractContextManager[str]:
     override = os.environ.get(f"VECTORPORT_TEST_{backend.name.upper()}_URL")
     return nullcontext(override) if override else backend.open(tmp)
+
+
+@contextlib.contextmanager
+def opened_store(backend: Backend, tmp: Path) -> Iterator[vectorport.Store]:
+    """A store on ``backend`` (its engine started under ``tmp``), closed afterwards."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    with open_backend(backend, tmp) as url, vectorport.connect(url) as store:
+        yield store

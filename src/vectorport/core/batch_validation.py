@@ -57,15 +57,10 @@ class ValidatedBatch:
     """The largest absolute float32 component of a vector of the call (0 if none)."""
 
 
-def records(values: Sequence[Any], dimension: int) -> list[Record] | None:
-    """The validated records (in order, repeats kept), or ``None`` when the per-record
-    path must decide: anything unusual, and anything it would refuse."""
-    batch = validated_batch(values, dimension)
-    return None if batch is None else batch.records
-
-
 def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | None:
-    """:func:`records` with the batch's vector facts."""
+    """The validated records (in order, repeats kept) with their vector facts, or
+    ``None`` when the per-record path must decide: anything unusual, and anything it
+    would refuse."""
     ids: list[str] = []
     vectors: list[npt.NDArray[Any]] = []
     metas: list[dict[str, MetadataValue]] = []
@@ -89,7 +84,7 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
         documents.append(raw_doc if isinstance(raw_doc, str) else None)
     if not ids:
         return ValidatedBatch([], math.inf, 0.0)
-    stacked = _stacked(vectors)
+    stacked = stacked_vectors(vectors)
     if stacked is None:
         return None
     matrix, min_squared_norm = stacked
@@ -193,17 +188,12 @@ def metadata(value: object) -> dict[str, MetadataValue] | None:
     return clean
 
 
-def vector_matrix(vectors: Sequence[npt.NDArray[Any]]) -> npt.NDArray[np.float32] | None:
+def stacked_vectors(vectors: Sequence[npt.NDArray[Any]]
+                    ) -> tuple[npt.NDArray[np.float32], float] | None:
     """The vectors (1-d numeric arrays of one length) as one fresh read-only float32
-    matrix, or ``None`` if any is not finite in float32 or has a norm near or beyond
-    :data:`validation.MAX_VECTOR_NORM` (the per-record path then refuses it)."""
-    stacked = _stacked(vectors)
-    return None if stacked is None else stacked[0]
-
-
-def _stacked(vectors: Sequence[npt.NDArray[Any]]
-             ) -> tuple[npt.NDArray[np.float32], float] | None:
-    """:func:`vector_matrix` and the smallest squared norm of its rows."""
+    matrix with the smallest squared norm of its rows, or ``None`` if any is not finite
+    in float32 or has a norm near or beyond :data:`validation.MAX_VECTOR_NORM` (the
+    per-record path then refuses it)."""
     with np.errstate(over="ignore", invalid="ignore"):  # beyond float32 becomes inf
         # the same cast as the per-record ``ascontiguousarray(dtype=float32)``
         matrix = np.stack(vectors, dtype=np.float32, casting="unsafe")
