@@ -16,15 +16,16 @@ simply that connection's ``capabilities``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from vectorport.core import validation
-from vectorport.core.capabilities import Capabilities, Limits
+from vectorport.core.capabilities import DEFAULT_LIMITS, Capabilities, Limits
 from vectorport.core.errors import FilterError, ValidationError
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or
 from vectorport.core.filters.parse import MAX_DEPTH, MAX_NODES, parse_filter, render_filter
@@ -116,6 +117,47 @@ def vector_limits_hold(spec: IndexSpec, limits: Limits, min_squared_norm: float,
         return False
     bound = limits.max_abs_value
     return bound is None or max_abs_component <= bound
+
+
+@functools.lru_cache(maxsize=64)
+def tighter_rules(source: Capabilities, destination: Capabilities) -> Capabilities | None:
+    """The destination's declared record rules that are tighter than the source's, as
+    capabilities holding only those (every other rule at the contract's own, which a
+    stored record already meets); ``None`` when no rule is tighter, so that no record the
+    source holds can be refused. Cached: a copy asks once a page, with the same two
+    (frozen, hashable) capabilities every time."""
+    src, dst = source.limits, destination.limits
+    kept: dict[str, Any] = {}
+
+    def tighter(name: str, looser: Callable[[Any, Any], bool]) -> None:
+        mine, theirs = getattr(dst, name), getattr(src, name)
+        if mine != getattr(DEFAULT_LIMITS, name) and not looser(mine, theirs):
+            kept[name] = mine
+
+    def at_least(mine: Any, theirs: Any) -> bool:  # a size limit; None means none
+        return mine is None or (theirs is not None and mine >= theirs)
+
+    tighter("max_id_bytes", lambda m, t: m >= t and dst.id_size is src.id_size)
+    tighter("id_size", lambda m, t: m is t)
+    tighter("id_pattern", lambda m, t: m == t)
+    for name in ("max_document_bytes", "max_string_bytes", "max_sparse_entries"):
+        tighter(name, at_least)
+    tighter("allow_nul", lambda m, t: m or not t)
+    tighter("allow_zero_vector", lambda m, t: m or not t)
+    tighter("max_sparse_index", lambda m, t: m >= t)
+    if dst.record_size is not None and (
+            dst.record_size is not src.record_size or not at_least(dst.max_record_bytes,
+                                                                   src.max_record_bytes)):
+        kept.update(record_size=dst.record_size, max_record_bytes=dst.max_record_bytes)
+    if "id_size" in kept:
+        kept["max_id_bytes"] = dst.max_id_bytes
+    metadata_bytes = min(destination.max_metadata_bytes, validation.MAX_METADATA_BYTES)
+    documents = destination.documents or not source.documents
+    if not kept and metadata_bytes >= min(source.max_metadata_bytes,
+                                          validation.MAX_METADATA_BYTES) and documents:
+        return None
+    return dataclasses.replace(destination, limits=dataclasses.replace(DEFAULT_LIMITS, **kept),
+                   max_metadata_bytes=metadata_bytes)
 
 
 def _check_id(limits: Limits, rid: str, refuse: _Refusal) -> None:

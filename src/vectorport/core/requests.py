@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from vectorport.core import batch_validation, gc_pause, validation
+from vectorport.core import batch_validation, checked, gc_pause, validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.errors import UnsupportedFeatureError, ValidationError
 from vectorport.core.filters import frozen
@@ -140,6 +140,12 @@ def build_records(target: Target, records: Iterable[Any]) -> list[Record]:
     here, so the errors and their order are the same either way."""
     if isinstance(records, (Record, Mapping)):
         raise ValidationError("upsert takes a sequence of records, not a single record")
+    if checked.is_checked(records):
+        # a page of a scan, issued by the core: only what can refuse it here is checked
+        admitted = checked.admit(target, records)
+        if admitted is not None:
+            return admitted
+        records = records.records  # something might refuse it: the whole validation decides
     items, failure = _collect(records)
     with gc_pause.paused(len(items)):
         return _validated(target, items, failure)

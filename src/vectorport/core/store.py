@@ -302,7 +302,10 @@ class Index:
         The same records and meaning as :meth:`upsert` (insert or wholly replace, all
         validated first, repeated ids keep the last), through the backend's fastest
         path: on pgvector, parallel binary COPY over ``workers`` connections with the
-        indexes built once afterwards when the namespace starts empty. Backends without
+        indexes built once afterwards when the namespace starts empty. A page of
+        :func:`vectorport.core.checked.checked_scan` of another index (what a copy writes)
+        is checked only by the rules that can refuse it here, not the whole contract
+        again (docs/copy.md). Backends without
         a bulk path (:class:`BulkLoadingAdapter`) take :meth:`upsert`'s batches, up to
         ``workers`` (at most the backend's ``write_concurrency``) at once. Not atomic;
         loading the same records again is always safe.

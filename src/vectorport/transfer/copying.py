@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
+from vectorport.core.checked import CheckedRecords, checked_scan
 from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store
-from vectorport.core.types import Record
 from vectorport.transfer.canonical import Checksum
 from vectorport.transfer.checkpoint import Checkpoint, default_checkpoint_path
 from vectorport.transfer.plan import (
@@ -157,15 +157,17 @@ def copy_index(
     return report
 
 
-def _write(target: Index, records: tuple[Record, ...], namespace: str) -> tuple[int, Checksum]:
+def _write(target: Index, page: CheckedRecords, namespace: str) -> tuple[int, Checksum]:
     """One page into the destination, and its checksum for the verification (taken here,
-    in the writer thread, so the reading thread only reads)."""
+    in the writer thread, so the reading thread only reads). The page is the core's own
+    scan output, so the write checks only what can refuse it in the destination
+    (:mod:`vectorport.core.checked`), not the whole contract again."""
     sums = Checksum()
-    sums.add_all(records)
+    sums.add_all(page.records)
     # the bulk path: on pgvector a page of ids the target does not hold yet (all of them,
     # copying into a fresh index) is one COPY straight into the table; the copy's own
     # pool gives the parallelism, so one connection per page
-    return target.upsert_bulk(records, namespace, workers=1), sums
+    return target.upsert_bulk(page, namespace, workers=1), sums
 
 
 def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: int,
@@ -192,12 +194,12 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
     cursors: dict[int, str | None] = {}
     seq = 0
     # read ahead: the next page is read while the writes in flight are awaited
-    pages = read_ahead(source.scan(namespace, page_size=batch_size, cursor=unit["cursor"]),
-                       depth=1)
+    pages = read_ahead(checked_scan(source, namespace, page_size=batch_size,
+                                    cursor=unit["cursor"]), depth=1)
     try:
         for page in pages:
             cursors[seq] = page.next_cursor
-            in_flight[pool.submit(_write, target, page.records, namespace)] = seq
+            in_flight[pool.submit(_write, target, page, namespace)] = seq
             seq += 1
             # the first page alone: a bulk load into an empty table may rebuild the
             # table's indexes, which two loads at once would race on (pgvector)

@@ -11,12 +11,10 @@ that is enough.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from vectorport.core import validation
-from vectorport.core.capabilities import DEFAULT_LIMITS, Capabilities
+from vectorport.core.capabilities import Capabilities
 from vectorport.core.errors import (
     IndexNotFoundError,
     UnsupportedFeatureError,
@@ -24,6 +22,7 @@ from vectorport.core.errors import (
     VectorportError,
 )
 from vectorport.core.limits import check_record_limits
+from vectorport.core.limits import tighter_rules as tighter_rules  # its home before core had it
 from vectorport.core.requests import build_records
 from vectorport.core.store import Index, Store
 from vectorport.core.types import IndexSpec, Record
@@ -130,45 +129,6 @@ def destination_handle(destination: Store, plan: CopyPlan) -> Index:
                                       sparse=spec.sparse, index_type=spec.index_type,
                                       index_params=spec.index_params)
     return Index(destination, spec)
-
-
-def tighter_rules(source: Capabilities, destination: Capabilities) -> Capabilities | None:
-    """The destination's declared record rules that are tighter than the source's, as
-    capabilities holding only those (every other rule at the contract's own, which a
-    stored record already meets); ``None`` when no rule is tighter, so that no record the
-    source holds can be refused."""
-    src, dst = source.limits, destination.limits
-    kept: dict[str, Any] = {}
-
-    def tighter(name: str, looser: Callable[[Any, Any], bool]) -> None:
-        mine, theirs = getattr(dst, name), getattr(src, name)
-        if mine != getattr(DEFAULT_LIMITS, name) and not looser(mine, theirs):
-            kept[name] = mine
-
-    def at_least(mine: Any, theirs: Any) -> bool:  # a size limit; None means none
-        return mine is None or (theirs is not None and mine >= theirs)
-
-    tighter("max_id_bytes", lambda m, t: m >= t and dst.id_size is src.id_size)
-    tighter("id_size", lambda m, t: m is t)
-    tighter("id_pattern", lambda m, t: m == t)
-    for name in ("max_document_bytes", "max_string_bytes", "max_sparse_entries"):
-        tighter(name, at_least)
-    tighter("allow_nul", lambda m, t: m or not t)
-    tighter("allow_zero_vector", lambda m, t: m or not t)
-    tighter("max_sparse_index", lambda m, t: m >= t)
-    if dst.record_size is not None and (
-            dst.record_size is not src.record_size or not at_least(dst.max_record_bytes,
-                                                                   src.max_record_bytes)):
-        kept.update(record_size=dst.record_size, max_record_bytes=dst.max_record_bytes)
-    if "id_size" in kept:
-        kept["max_id_bytes"] = dst.max_id_bytes
-    metadata_bytes = min(destination.max_metadata_bytes, validation.MAX_METADATA_BYTES)
-    documents = destination.documents or not source.documents
-    if not kept and metadata_bytes >= min(source.max_metadata_bytes,
-                                          validation.MAX_METADATA_BYTES) and documents:
-        return None
-    return replace(destination, limits=replace(DEFAULT_LIMITS, **kept),
-                   max_metadata_bytes=metadata_bytes)
 
 
 def precheck(
