@@ -140,6 +140,11 @@ def copy_index(
     written: dict[str, int] = {}
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vectorport-copy") as pool:
         for ns in plan.namespaces:
+            if not verify:
+                # checksums serve only the verification: not taken (~4 µs a record), and
+                # the checkpoint says so, so that a resumed run that verifies reads the
+                # source again rather than trusting a partial sum
+                state.unit(ns.name)["checksums"] = None
             written[ns.name] = _copy_namespace(source, target, ns.name, batch_size, workers,
                                                pool, state, meter)
     meter.finish()
@@ -157,13 +162,15 @@ def copy_index(
     return report
 
 
-def _write(target: Index, page: CheckedRecords, namespace: str) -> tuple[int, Checksum]:
+def _write(target: Index, page: CheckedRecords, namespace: str, keep_sums: bool
+           ) -> tuple[int, Checksum]:
     """One page into the destination, and its checksum for the verification (taken here,
     in the writer thread, so the reading thread only reads). The page is the core's own
     scan output, so the write checks only what can refuse it in the destination
     (:mod:`vectorport.core.checked`), not the whole contract again."""
     sums = Checksum()
-    sums.add_all(page.records)
+    if keep_sums:
+        sums.add_all(page.records)
     # the bulk path: on pgvector a page of ids the target does not hold yet (all of them,
     # copying into a fresh index) is one COPY straight into the table; the copy's own
     # pool gives the parallelism, so one connection per page
@@ -176,6 +183,7 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
     unit = state.unit(namespace)
     if unit["done"]:
         return 0
+    keep_sums = unit.get("checksums") is not None
     order: _InOrder[tuple[str | None, tuple[int, Checksum]]] = _InOrder()
     in_flight: dict[Future[tuple[int, Checksum]], int] = {}
     total = 0
@@ -199,7 +207,7 @@ def _copy_namespace(source: Index, target: Index, namespace: str, batch_size: in
     try:
         for page in pages:
             cursors[seq] = page.next_cursor
-            in_flight[pool.submit(_write, target, page, namespace)] = seq
+            in_flight[pool.submit(_write, target, page, namespace, keep_sums)] = seq
             seq += 1
             # the first page alone: a bulk load into an empty table may rebuild the
             # table's indexes, which two loads at once would race on (pgvector)

@@ -171,6 +171,8 @@ def import_index(
     written = 0
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vectorport-import") as pool:
         for part in parts:
+            if not verify:  # checksums serve only the verification (see copying.py)
+                state.unit(_unit_key(part, source))["checksums"] = None
             written += _import_part(part, source, target, batch_size, workers, pool, state, meter)
     meter.finish()
     seconds = time.monotonic() - started
@@ -202,13 +204,14 @@ def _file_sums(parts: list[PartFile], root: Path, state: Checkpoint) -> dict[str
     return merged
 
 
-def _write_groups(target: Index, groups: list[tuple[str, tuple[Record, ...]]]
-                  ) -> tuple[int, dict[str, Checksum]]:
+def _write_groups(target: Index, groups: list[tuple[str, tuple[Record, ...]]],
+                  keep_sums: bool) -> tuple[int, dict[str, Checksum]]:
     """A Parquet batch (it may hold several namespaces) into ``target``, with its
-    checksums, taken here in the writer thread."""
+    checksums (when kept), taken here in the writer thread."""
     count, sums = 0, dict[str, Checksum]()
     for namespace, records in groups:
-        sums.setdefault(namespace, Checksum()).add_all(records)
+        if keep_sums:
+            sums.setdefault(namespace, Checksum()).add_all(records)
         # the bulk path (see copying.py); the import's own pool gives the parallelism
         count += target.upsert_bulk(records, namespace, workers=1)
     return count, sums
@@ -221,6 +224,7 @@ def _import_part(part: PartFile, root: Path, target: Index, batch_size: int, wor
     if unit["done"]:
         return 0
     skip = int(unit["cursor"] or 0)
+    keep_sums = unit.get("checksums") is not None
     in_flight: dict[Future[tuple[int, dict[str, Checksum]]], int] = {}
     finished: dict[int, tuple[int, dict[str, Checksum]]] = {}
     next_batch, total = skip, 0
@@ -239,7 +243,7 @@ def _import_part(part: PartFile, root: Path, target: Index, batch_size: int, wor
     # The checkpoint counts whole batches: each batch's upserts are one future.
     try:
         for number, groups in read_ahead(batches(part, batch_size, skip)):
-            in_flight[pool.submit(_write_groups, target, groups)] = number
+            in_flight[pool.submit(_write_groups, target, groups, keep_sums)] = number
             # the first batch alone, as a copy's first page (see copying.py)
             if number == skip or len(in_flight) >= 2 * workers:
                 settle(wait(in_flight, return_when=FIRST_COMPLETED)[0])

@@ -45,6 +45,10 @@ from vectorport.extras import install_hint
 from vectorport.transfer.canonical import metadata_json
 
 FORMAT_VERSION = 1
+
+_METADATA_DECODER = json.JSONDecoder()
+"""``decode`` of one decoder: json.loads of a str does the same, behind checks that cost
+as much as decoding a record's small metadata object."""
 METADATA_KEY = b"vectorport"
 DEFAULT_NAMESPACE_DIR = "default"
 
@@ -201,7 +205,7 @@ def _records(batch: Any, dimension: int) -> Iterator[tuple[str, tuple[Record, ..
                batch.column("metadata").to_pylist(), _sparse_of(batch),
                batch.column("document").to_pylist(), strict=True)
     if len(set(namespaces)) <= 1:  # a file of one namespace: one group, in file order
-        records = tuple(Record(id=rid, vector=vector, metadata=json.loads(meta),
+        records = tuple(Record(id=rid, vector=vector, metadata=_METADATA_DECODER.decode(meta),
                                sparse=sparse, document=document)
                         for _, rid, vector, meta, sparse, document in rows)
         if records:
@@ -209,7 +213,8 @@ def _records(batch: Any, dimension: int) -> Iterator[tuple[str, tuple[Record, ..
         return
     groups: dict[str, list[Record]] = {}
     for ns, rid, vector, meta, sparse, document in rows:
-        groups.setdefault(ns, []).append(Record(id=rid, vector=vector, metadata=json.loads(meta),
-                                                sparse=sparse, document=document))
+        groups.setdefault(ns, []).append(Record(
+            id=rid, vector=vector, metadata=_METADATA_DECODER.decode(meta), sparse=sparse,
+            document=document))
     for ns, grouped in groups.items():
         yield ns, tuple(grouped)
