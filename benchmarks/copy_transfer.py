@@ -257,6 +257,11 @@ def run(report: Report, options: Options) -> None:
                     "backend's default batching, from records already in memory. Into an "
                     "index it creates itself, copy_index takes the source's spec, and on "
                     "pgvector 'auto' means HNSW maintained row by row during the load")
+        report.note("copy: the copy writes the source scan's own pages, which the write "
+                    "checks only for what can refuse them in the destination (index shape, "
+                    "tighter declared rules; docs/copy.md, the write's trust boundary), and "
+                    "with verify off takes no checksums; the upsert it is compared with "
+                    "validates its records in full, as any caller's records are")
         pg.delete_index("copy_dst", missing_ok=True)
         _memory(report, rows, url, scratch)
         _export_import(report, options, source, data, scratch)
