@@ -19,9 +19,9 @@ import logging
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
+from contextlib import ContextDecorator
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -46,22 +46,43 @@ class _Deadline:
 _current: ContextVar[_Deadline | None] = ContextVar("vectorport_deadline", default=None)
 
 
-@contextmanager
-def deadline(seconds: float | None) -> Iterator[None]:
+_IDLE = object()  # a deadline's token when it is not entered
+
+
+class deadline(ContextDecorator):  # noqa: N801 - a function-like public name, as it was
     """Bound everything inside to ``seconds`` from now (``None``: no new bound). An
-    enclosing deadline that ends earlier still applies."""
-    if seconds is None:
-        yield
-        return
-    if not (isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)):
-        raise ValueError("a deadline is a positive, finite number of seconds")
-    mine = _Deadline(time.monotonic() + seconds, float(seconds))
-    outer = _current.get()
-    token = _current.set(mine if outer is None or mine.at < outer.at else outer)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    enclosing deadline that ends earlier still applies. A context manager (also usable
+    as a decorator).
+
+    A class rather than a ``@contextmanager`` generator: every facade operation enters
+    one, and the generator's machinery cost ~3 µs of each call (4× this)."""
+
+    __slots__ = ("_token", "seconds")
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self._token: object = _IDLE  # a Token while entered with a bound
+
+    def _recreate_cm(self) -> deadline:  # a fresh one for each call of a decorated function
+        return type(self)(self.seconds)
+
+    def __enter__(self) -> None:
+        if self._token is not _IDLE:  # as the generator it replaces: one block at a time
+            raise RuntimeError("this deadline is already in use; make one per block")
+        seconds = self.seconds
+        if seconds is None:
+            self._token = None
+            return
+        if not (isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)):
+            raise ValueError("a deadline is a positive, finite number of seconds")
+        mine = _Deadline(time.monotonic() + seconds, float(seconds))
+        outer = _current.get()
+        self._token = _current.set(mine if outer is None or mine.at < outer.at else outer)
+
+    def __exit__(self, *exc: object) -> None:
+        token, self._token = self._token, _IDLE
+        if isinstance(token, Token):
+            _current.reset(token)
 
 
 def remaining() -> float | None:
