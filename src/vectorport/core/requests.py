@@ -393,14 +393,20 @@ def build_query(
         vector=dense,
         sparse=sparse_q,
         filter=check_filter(target, filter),
-        include=Include(metadata=include_metadata, vectors=include_vectors,
-                        documents=include_documents),
+        include=_include(include_metadata, include_vectors, include_documents),
         min_score=score_floor,
         ef=ef,
         probes=probes,
         consistency=consistency,
         backend_options=options,
     )
+
+
+@lru_cache(maxsize=32, typed=True)
+def _include(metadata: bool, vectors: bool, documents: bool) -> Include:
+    """One frozen :class:`Include` per combination (``typed``: ``1`` and ``True`` stay
+    apart), not a new one per query."""
+    return Include(metadata=metadata, vectors=vectors, documents=documents)
 
 
 def build_query_many(target: Target, vectors: Any,

@@ -96,6 +96,7 @@ class Store:
         self.retry = retry or RetryPolicy()
         self.timeout: float | None = url.timeout() if url is not None else DEFAULT_TIMEOUT
         """Seconds each call may take, all retries included (``?timeout=``, CONTRACT §6)."""
+        self._runner: Runner | None = None
 
     @property
     def backend(self) -> str:
@@ -107,8 +108,14 @@ class Store:
 
     @property
     def runner(self) -> Runner:
-        """The operation wrapper (hooks, then retry) with this store's plugins and policy."""
-        return Runner(self.registry, self.retry, self.backend, self.timeout)
+        """The operation wrapper (hooks, then retry) with this store's plugins and policy.
+        Kept while the registry, the policy and the timeout stay those it was built from
+        (each may be set on the store at any time), not rebuilt for every operation."""
+        kept = self._runner
+        if (kept is None or kept.registry is not self.registry or kept.retry is not self.retry
+                or kept.timeout != self.timeout):
+            kept = self._runner = Runner(self.registry, self.retry, self.backend, self.timeout)
+        return kept
 
     def __repr__(self) -> str:
         return f"Store(backend={self.backend!r})"
