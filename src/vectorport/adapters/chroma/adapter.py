@@ -42,6 +42,7 @@ Documents are Chroma documents; the ``chroma`` query options (``where_document``
 
 from __future__ import annotations
 
+import heapq
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -440,7 +441,7 @@ class ChromaAdapter:
             prepared = prepare_query(request, layout)  # a collection written before
         include = list(prepared.include)
 
-        def search(positions: Sequence[int], depth: int) -> list[list[Match]]:
+        def search(positions: Sequence[int], depth: int) -> list[list[Hit]]:
             result = collection.query(
                 query_embeddings=vectors[list(positions)],
                 n_results=depth,
@@ -449,12 +450,32 @@ class ChromaAdapter:
                 include=include,  # type: ignore[arg-type]
             )
             rows = [QueryRow.of(result, row) for row in range(len(positions))]
-            return [[r.match(i, s, request) for i, s in enumerate(r.scores(metric))]
-                    for r in rows]
+            return [[(s, r, i) for i, s in enumerate(r.scores(metric))] for r in rows]
 
-        return fetch_many_until_settled(len(vectors), search, lambda m: m.score,
-                                        request.top_k, cap=NO_CAP,
-                                        min_score=request.min_score)
+        answers = fetch_many_until_settled(len(vectors), search, _score, request.top_k,
+                                           cap=NO_CAP, min_score=request.min_score)
+        # Only rows that can make the cut become matches: the extra row asked to see a
+        # tie (top_k + 1) is not decoded when it scores below the top_k-th.
+        return [[r.match(i, s, request) for s, r, i in _at_or_above_cut(hits, request.top_k)]
+                for hits in answers]
+
+
+Hit = tuple[float, QueryRow, int]
+"""A candidate before decoding: its score, its query's answer, its position there."""
+
+
+def _score(hit: Hit) -> float:
+    return hit[0]
+
+
+def _at_or_above_cut(hits: list[Hit], top_k: int) -> list[Hit]:
+    """``hits`` less those scoring below the ``top_k``-th best, which the facade's cut
+    would drop anyway (ties with it stay: the facade orders them by id). ``not <``
+    keeps NaN scores and keeps everything if the cut is NaN: the facade decides those."""
+    if len(hits) <= top_k:
+        return hits
+    cut = heapq.nlargest(top_k, (h[0] for h in hits))[-1]
+    return [h for h in hits if not h[0] < cut]
 
 
 def _replace(collection: Collection, records: Sequence[Record]) -> None:

@@ -42,12 +42,9 @@ def decode_metadata(stored: Mapping[str, Any] | None) -> dict[str, MetadataValue
     """User metadata in canonical form from what Chroma returned."""
     if not stored:
         return {}
-    out: dict[str, MetadataValue] = {}
-    for key, value in stored.items():
-        if key.startswith(RESERVED_PREFIX) or value is None:
-            continue
-        out[key] = tuple(value) if isinstance(value, list) else value
-    return out
+    return {key: tuple(value) if isinstance(value, list) else value  # on every match
+            for key, value in stored.items()
+            if value is not None and not key.startswith(RESERVED_PREFIX)}
 
 
 def replacing(new: ChromaMetadata, old: Mapping[str, Any] | None) -> ChromaMetadata | None:
