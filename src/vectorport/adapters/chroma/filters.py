@@ -90,6 +90,8 @@ class _Compiler(kit.FilterCompiler[CompiledFilter]):
 
 
 _COMPILERS = {layout.version: _Compiler(layout) for layout in (KINDS, LISTS)}
+_COMPILER = _COMPILERS[CURRENT.version]
+"""The current layout's compiler (whose ``cache_clear`` the filter benchmark finds)."""
 
 
 def compile_filter(node: Filter | None, layout: Layout = CURRENT) -> CompiledFilter:
