@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 pytest.importorskip("chromadb")
 
+from tests.backends.chroma.test_layouts import write_lists_layout
+
 import vectorport
-from vectorport.adapters.chroma.codec import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
 from vectorport.adapters.chroma.filters import (
     MATCH_ALL,
     MATCH_NONE,
@@ -30,6 +31,7 @@ from vectorport.adapters.chroma.filters import (
     compile_filter,
     refuses,
 )
+from vectorport.adapters.chroma.layout import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD, KINDS_FIELD, LISTS
 from vectorport.conformance import strategies
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.errors import UnsupportedFeatureError
@@ -67,16 +69,20 @@ METADATA = {r["id"]: {k: tuple(v) if isinstance(v, list) else v
                       for k, v in r["metadata"].items()} for r in ROWS}
 
 
-@pytest.fixture(scope="module", params=["process", "server"])
+@pytest.fixture(scope="module", params=["process", "server", "process, lists layout"])
 def index(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Index]:
-    if request.param == "process":
+    if request.param.startswith("process"):
         url_context: Any = nullcontext("chroma+memory://")
     else:
         url_context = running_chroma_server()
     with url_context as url, vectorport.connect(url) as store:
         index = store.create_index(f"filter_rules_{uuid.uuid4().hex[:8]}", 4, "cosine")
-        index.upsert(ROWS)
+        if request.param.endswith("lists layout"):
+            write_lists_layout(index, "", [r["id"] for r in ROWS],  # data from before
+                               [r["vector"] for r in ROWS], [r["metadata"] for r in ROWS])
+        else:
+            index.upsert(ROWS)
         yield index
         store.delete_index(index.name)
 
@@ -183,16 +189,18 @@ def test_compiled_shapes() -> None:
     assert compile_filter(parse_filter({"a": {"$gte": 2.0}})).where == {"a": {"$gte": 2}}
     assert compile_filter(parse_filter({"a": "s"})).where == {
         "$or": [{"a": {"$eq": "s"}}, {"a": {"$contains": "s"}}]}
-    assert compile_filter(parse_filter({"a": {"$exists": False}})).where == {
-        KEYS_FIELD: {"$not_contains": "a"}}
+    # a key is listed unless it holds a bool, which $in / $nin find by value
+    assert compile_filter(parse_filter({"a": {"$exists": False}})).where == {"$and": [
+        {KINDS_FIELD: {"$not_contains": "a"}}, {KINDS_FIELD: {"$not_contains": "i:a"}},
+        {KINDS_FIELD: {"$not_contains": "f:a"}}, {"a": {"$nin": [True, False]}}]}
     # a fractional operand is split by the stored kind
     assert compile_filter(parse_filter({"a": {"$gt": 1.5}})).where == {"$or": [
-        {"$and": [{INTS_FIELD: {"$contains": "a"}}, {"a": {"$gte": 2}}]},
-        {"$and": [{FLOATS_FIELD: {"$contains": "a"}}, {"a": {"$gt": 1.5}}]},
+        {"$and": [{KINDS_FIELD: {"$contains": "i:a"}}, {"a": {"$gte": 2}}]},
+        {"$and": [{KINDS_FIELD: {"$contains": "f:a"}}, {"a": {"$gt": 1.5}}]},
     ]}
     # no int equals 0.5: only the float side is left
     assert compile_filter(parse_filter({"a": 0.5})).where == {
-        "$and": [{FLOATS_FIELD: {"$contains": "a"}}, {"a": {"$eq": 0.5}}]}
+        "$and": [{KINDS_FIELD: {"$contains": "f:a"}}, {"a": {"$eq": 0.5}}]}
     # one-member $and/$or are unwrapped (Chroma wants at least two)
     assert compile_filter(parse_filter({"$and": [{"a": 1}]})).where == {"a": {"$eq": 1}}
 
@@ -200,7 +208,18 @@ def test_compiled_shapes() -> None:
 def test_constant_filters_fold() -> None:
     # no int is above 1e300 and no double is above it either: nothing can match
     assert compile_filter(parse_filter({"a": {"$gt": 1e300}})).where == {
-        "$and": [{FLOATS_FIELD: {"$contains": "a"}}, {"a": {"$gt": 1e300}}]}
+        "$and": [{KINDS_FIELD: {"$contains": "f:a"}}, {"a": {"$gt": 1e300}}]}
     nothing = combine(compile_filter(parse_filter({"a": 1})), MATCH_NONE)
     assert nothing.matches_nothing
     assert combine(MATCH_ALL, MATCH_ALL).matches_everything
+
+
+def test_compiled_shapes_in_the_lists_layout() -> None:
+    """Collections written before the kinds layout are asked in their own terms."""
+    assert compile_filter(parse_filter({"a": {"$exists": False}}), LISTS).where == {
+        KEYS_FIELD: {"$not_contains": "a"}}
+    assert compile_filter(parse_filter({"a": {"$gt": 1.5}}), LISTS).where == {"$or": [
+        {"$and": [{INTS_FIELD: {"$contains": "a"}}, {"a": {"$gte": 2}}]},
+        {"$and": [{FLOATS_FIELD: {"$contains": "a"}}, {"a": {"$gt": 1.5}}]},
+    ]}
+    assert compile_filter(parse_filter({"a": 1}), LISTS).where == {"a": {"$eq": 1}}

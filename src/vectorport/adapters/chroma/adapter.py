@@ -31,7 +31,7 @@ one id never merge their keys.
 metadata of dropped collections into new records (:mod:`.dropping`).
 
 **Queries.** Filters compile to Chroma ``where`` clauses exactly or raise
-(:mod:`.filters`, over the reserved key lists of :mod:`.codec`); scores are in
+(:mod:`.filters`, over the reserved lists of :mod:`.layout`); scores are in
 :mod:`.codec`. Chroma orders records at equal distance arbitrarily, so rows are asked
 again, deeper, until the group tied at the cut is complete
 (:func:`vectorport.adapterkit.fetch_many_until_settled`); the facade orders and cuts.
@@ -42,6 +42,7 @@ Documents are Chroma documents; the ``chroma`` query options (``where_document``
 
 from __future__ import annotations
 
+import heapq
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -76,7 +77,6 @@ from vectorport.adapters.chroma.codec import (
     NODOC_FIELD,
     QueryRow,
     decode_metadata,
-    encode_metadata,
     records_of,
     replacing,
 )
@@ -84,7 +84,8 @@ from vectorport.adapters.chroma.connection import Connection, connect
 from vectorport.adapters.chroma.dropping import clear_collection, drop_collection
 from vectorport.adapters.chroma.errors import chroma_errors, is_already_exists, is_not_found
 from vectorport.adapters.chroma.explain import ChromaQuery, explain_query, prepare_query
-from vectorport.adapters.chroma.filters import compile_filter
+from vectorport.adapters.chroma.filters import CompiledFilter, compile_filter
+from vectorport.adapters.chroma.layout import CURRENT, layout_of
 from vectorport.adapters.chroma.locking import WriteLock
 from vectorport.adapters.chroma.naming import (
     catalog_metadata,
@@ -110,10 +111,14 @@ class ChromaAdapter:
 
     backend: ClassVar[str] = "chroma"
 
-    def __init__(self, connection: Connection, lock: WriteLock | None = None) -> None:
+    def __init__(self, connection: Connection, lock: WriteLock | None = None, *,
+                 sole_writer: bool = False) -> None:
         self._connection = connection
         self._client = connection.client
         self._lock = lock if lock is not None else WriteLock(f"adapter:{id(self)}")
+        # Whether every writer of this Chroma takes self._lock (an in-process Chroma:
+        # its folder's flock, or a memory store no other process sees).
+        self._sole_writer = sole_writer
         # Data collection handles by name, for the hot paths (upsert, query): looking a
         # collection up cost a sixth of a query. A handle gone stale (its collection
         # dropped, here or by another process) fails with not-found; _using then looks
@@ -123,13 +128,14 @@ class ChromaAdapter:
     @classmethod
     def from_url(cls, url: ConnectionURL) -> ChromaAdapter:
         if url.scheme != "chroma":
-            return cls(connect(url), WriteLock(f"{url.scheme}:{url.redacted()}"))
+            return cls(connect(url), WriteLock(f"{url.scheme}:{url.redacted()}"),
+                       sole_writer=url.scheme == "chroma+memory")
         folder = Path(url.path).resolve()
         try:
             connection = connect(url)
         except BackendError as exc:
             raise BackendError(_reopen_advice(folder, exc)) from exc
-        return cls(connection, WriteLock(f"chroma:{folder}", folder))
+        return cls(connection, WriteLock(f"chroma:{folder}", folder), sole_writer=True)
 
     def __repr__(self) -> str:
         return f"ChromaAdapter({self._connection.where!r})"
@@ -277,7 +283,8 @@ class ChromaAdapter:
             def load(collection: Collection | None) -> None:
                 assert collection is not None
                 with self._lock.held():
-                    bulk.load(collection, records, size, _replace)
+                    bulk.load(collection, records, size, _replace,
+                              locked_out=self._sole_writer)
 
             self._using(index, namespace, True, load)
 
@@ -289,6 +296,8 @@ class ChromaAdapter:
             collection = self._data(index, namespace, create=False)
             if collection is None:
                 return
+            if compiled is not None:
+                compiled = _for_records(compiled, filter, collection)
             if ids is not None:
                 for chunk in batches(ids, CHUNK):
                     collection.delete(ids=chunk)
@@ -321,7 +330,7 @@ class ChromaAdapter:
                 metadata = {k: v for k, v in decode_metadata(old).items()
                             if k not in patch.unset_metadata}
                 metadata.update(patch.set_metadata)
-                new = encode_metadata(metadata)
+                new = layout_of(collection.metadata).encode(metadata)
                 if patch.document is None and old and old.get(NODOC_FIELD):
                     new[NODOC_FIELD] = True  # the document stays removed
                 changes = replacing(new, old)
@@ -367,6 +376,7 @@ class ChromaAdapter:
             collection = self._data(index, namespace, create=False)
             if collection is None or compiled.matches_nothing:
                 return RecordPage((), None)
+            compiled = _for_records(compiled, filter, collection)
             got = collection.get(where=compiled.where, limit=page_size, offset=offset,
                                  include=["embeddings", "metadatas", "documents"])
         records = tuple(records_of(got))
@@ -379,6 +389,7 @@ class ChromaAdapter:
             collection = self._data(index, namespace, create=False)
             if collection is None or compiled.matches_nothing:
                 return 0
+            compiled = _for_records(compiled, filter, collection)
             if compiled.where is None:
                 return collection.count()
             return len(collection.get(where=compiled.where, include=[])["ids"])
@@ -425,9 +436,12 @@ class ChromaAdapter:
     ) -> list[list[Match]]:
         """Each row's candidates, complete under ties at the cut; rows whose answer is
         not yet complete are asked again, together, twice as deep."""
+        layout = layout_of(collection.metadata)
+        if layout.version != prepared.layout.version:
+            prepared = prepare_query(request, layout)  # a collection written before
         include = list(prepared.include)
 
-        def search(positions: Sequence[int], depth: int) -> list[list[Match]]:
+        def search(positions: Sequence[int], depth: int) -> list[list[Hit]]:
             result = collection.query(
                 query_embeddings=vectors[list(positions)],
                 n_results=depth,
@@ -436,25 +450,46 @@ class ChromaAdapter:
                 include=include,  # type: ignore[arg-type]
             )
             rows = [QueryRow.of(result, row) for row in range(len(positions))]
-            return [[r.match(i, s, request) for i, s in enumerate(r.scores(metric))]
-                    for r in rows]
+            return [[(s, r, i) for i, s in enumerate(r.scores(metric))] for r in rows]
 
-        return fetch_many_until_settled(len(vectors), search, lambda m: m.score,
-                                        request.top_k, cap=NO_CAP,
-                                        min_score=request.min_score)
+        answers = fetch_many_until_settled(len(vectors), search, _score, request.top_k,
+                                           cap=NO_CAP, min_score=request.min_score)
+        # Only rows that can make the cut become matches: the extra row asked to see a
+        # tie (top_k + 1) is not decoded when it scores below the top_k-th.
+        return [[r.match(i, s, request) for s, r, i in _at_or_above_cut(hits, request.top_k)]
+                for hits in answers]
+
+
+Hit = tuple[float, QueryRow, int]
+"""A candidate before decoding: its score, its query's answer, its position there."""
+
+
+def _score(hit: Hit) -> float:
+    return hit[0]
+
+
+def _at_or_above_cut(hits: list[Hit], top_k: int) -> list[Hit]:
+    """``hits`` less those scoring below the ``top_k``-th best, which the facade's cut
+    would drop anyway (ties with it stay: the facade orders them by id). ``not <``
+    keeps NaN scores and keeps everything if the cut is NaN: the facade decides those."""
+    if len(hits) <= top_k:
+        return hits
+    cut = heapq.nlargest(top_k, (h[0] for h in hits))[-1]
+    return [h for h in hits if not h[0] < cut]
 
 
 def _replace(collection: Collection, records: Sequence[Record]) -> None:
     """Upsert ``records`` so that each wholly replaces its stored version; the caller
     holds the write lock."""
     ids = [r.id for r in records]
+    encode = layout_of(collection.metadata).encode
     stored = collection.get(ids=ids, include=["metadatas", "documents"])
     old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
     old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
     metadatas: list[Any] = []
     documents: list[str | None] = []
     for r in records:
-        new, document = encode_metadata(r.metadata), r.document
+        new, document = encode(r.metadata), r.document
         if document is None and old_document.get(r.id) is not None:
             # Chroma cannot clear a document: a flagged empty one, in this
             # same write, so no crash can leave the record half-replaced
@@ -467,6 +502,14 @@ def _replace(collection: Collection, records: Sequence[Record]) -> None:
         metadatas=metadatas if any(m is not None for m in metadatas) else None,
         documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
     )
+
+
+def _for_records(compiled: CompiledFilter, filter: Filter | None,
+                 collection: Collection) -> CompiledFilter:
+    """``compiled`` (made in the current layout, before any I/O, to refuse early) for the
+    layout of ``collection``'s records."""
+    layout = layout_of(collection.metadata)
+    return compiled if layout is CURRENT else compile_filter(filter, layout)
 
 
 def _reopen_advice(folder: Path, exc: BaseException) -> str:

@@ -8,11 +8,15 @@ vectorport writer of this Chroma takes), each chunk goes straight to ``upsert`` 
 nothing to clear. Chunks are as large as the client's ``max_batch_size`` (5,461 on
 Chroma 1.5), not the facade's 1,000.
 
-Still ``upsert`` and not ``add``: ``add`` silently keeps a stored record when its id
-already exists, so a writer this lock cannot see (another process on the same
-``chroma+http://`` server) would leave the old record in place; ``upsert`` at worst
-merges, as the ordinary path does there. One chunk at a time: Chroma's HNSW insert is
-the cost, and writers of one Chroma take turns anyway.
+Into an empty collection of an in-process Chroma (``chroma:///path``,
+``chroma+memory://``) the chunks go to ``add``, about a tenth cheaper than ``upsert``
+(Chroma 1.5, 4,000 × 384 with metadata and documents): every writer there takes the
+write lock, so no record can appear between the ``count()`` and the last chunk. Over
+``chroma+http://`` it stays ``upsert``: ``add`` silently keeps a stored record when its
+id already exists, so a writer this lock cannot see (another process on the same
+server) would leave the old record in place; ``upsert`` at worst merges, as the
+ordinary path does there. One chunk at a time: Chroma's HNSW insert is the cost, and
+writers of one Chroma take turns anyway.
 """
 
 from __future__ import annotations
@@ -24,15 +28,19 @@ from chromadb.api.models.Collection import Collection
 
 from vectorport.adapterkit import Record, batches
 from vectorport.adapterkit.bulk import send_chunks
-from vectorport.adapters.chroma.codec import encode_metadata, replacing
 from vectorport.adapters.chroma.errors import chroma_errors
+from vectorport.adapters.chroma.layout import layout_of
 
 
-def upsert_new(collection: Collection, records: Sequence[Record]) -> None:
-    """Write records none of whose ids is stored: no keys to clear, no document to flag."""
-    metadatas = [replacing(encode_metadata(r.metadata), None) for r in records]
+def upsert_new(collection: Collection, records: Sequence[Record], *,
+               add: bool = False) -> None:
+    """Write records none of whose ids is stored: no keys to clear, no document to flag;
+    with ``add`` when no other writer can store one of them meanwhile."""
+    encode = layout_of(collection.metadata).encode
+    metadatas = [encode(r.metadata) or None for r in records]
     documents = [r.document for r in records]
-    collection.upsert(
+    write = collection.add if add else collection.upsert
+    write(
         ids=[r.id for r in records],
         embeddings=np.stack([r.vector for r in records]),
         metadatas=metadatas if any(m is not None for m in metadatas) else None,  # type: ignore[arg-type]
@@ -41,15 +49,17 @@ def upsert_new(collection: Collection, records: Sequence[Record]) -> None:
 
 
 def load(collection: Collection, records: Sequence[Record], chunk_size: int,
-         replace: Callable[[Collection, Sequence[Record]], None]) -> None:
+         replace: Callable[[Collection, Sequence[Record]], None], *,
+         locked_out: bool) -> None:
     """Load ``records`` (validated, unique ids) into ``collection``; the caller holds
-    the write lock. ``replace`` is the ordinary read-then-upsert of a batch."""
+    the write lock, which every writer of this Chroma takes if ``locked_out``.
+    ``replace`` is the ordinary read-then-upsert of a batch."""
     empty = collection.count() == 0
 
     def send(chunk: Sequence[Record]) -> None:
         with chroma_errors("upsert"):  # a BackendError, to carry the written ids
             if empty:
-                upsert_new(collection, chunk)
+                upsert_new(collection, chunk, add=locked_out)
             else:
                 replace(collection, chunk)
 

@@ -16,6 +16,7 @@ from typing import Any
 from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest, first_ask
 from vectorport.adapters.chroma import naming
 from vectorport.adapters.chroma.filters import CompiledFilter, combine, compile_filter
+from vectorport.adapters.chroma.layout import CURRENT, Layout
 from vectorport.adapters.chroma.options import query_options
 
 BACKEND = "chroma"
@@ -28,12 +29,17 @@ class ChromaQuery:
     compiled: CompiledFilter
     where_document: dict[str, Any] | None
     include: tuple[str, ...]
+    layout: Layout
+    """The record layout ``compiled`` was made for."""
 
 
-def prepare_query(request: QueryRequest) -> ChromaQuery:
-    """Raises before any I/O on what Chroma cannot express (string ranges, options)."""
+def prepare_query(request: QueryRequest, layout: Layout = CURRENT) -> ChromaQuery:
+    """Raises before any I/O on what Chroma cannot express (string ranges, options);
+    ``layout`` is that of the records asked (:mod:`.layout`). Explain shows the current
+    layout's form, which is what every collection created by this version gets."""
     options = query_options(request)
-    compiled = combine(compile_filter(request.filter), compile_filter(options.where))
+    compiled = combine(compile_filter(request.filter, layout),
+                       compile_filter(options.where, layout))
     include = ["distances"]
     if request.include.metadata or request.include.documents:
         include.append("metadatas")  # documents need the vectorport:nodoc flag
@@ -41,7 +47,7 @@ def prepare_query(request: QueryRequest) -> ChromaQuery:
         include.append("documents")
     if request.include.vectors:
         include.append("embeddings")
-    return ChromaQuery(compiled, options.where_document, tuple(include))
+    return ChromaQuery(compiled, options.where_document, tuple(include), layout)
 
 
 def explain_query(index: IndexSpec, request: QueryRequest, cap: int) -> Explanation:

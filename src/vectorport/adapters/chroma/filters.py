@@ -16,9 +16,9 @@ checks every rule below against the oracle, in process and through the server):
   (``9007199254740996.0 == 9007199254740995`` holds). An int operand of magnitude at
   most 2**53 is exact for both kinds and is sent as is (an integral float operand is
   sent as that int). Any other operand is split by the stored kind using the reserved
-  lists of :mod:`vectorport.adapters.chroma.codec`: ints get an exactly equivalent
+  lists of :mod:`vectorport.adapters.chroma.layout`: ints get an exactly equivalent
   integer bound, floats an exactly equivalent double bound.
-- There is no ``$exists``, ``$not`` or ``$nor``: ``$exists`` uses the reserved key list,
+- There is no ``$exists``, ``$not`` or ``$nor``: ``$exists`` uses the reserved lists,
   and negations are pushed to the leaves (:func:`to_nnf`), where every leaf has an exact
   complement (a negated range is "the complementary range, or not a number").
 
@@ -47,7 +47,7 @@ from vectorport.adapterkit import (
     to_nnf,
     walk,
 )
-from vectorport.adapters.chroma.codec import FLOATS_FIELD, INTS_FIELD, KEYS_FIELD
+from vectorport.adapters.chroma.layout import CURRENT, KINDS, LISTS, Layout
 
 BACKEND = "chroma"
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -79,17 +79,26 @@ MATCH_NONE = CompiledFilter(None, matches_nothing=True)
 
 
 class _Compiler(kit.FilterCompiler[CompiledFilter]):
+    """Compiles for one record layout (the reserved lists differ, nothing else)."""
+
+    def __init__(self, layout: Layout) -> None:
+        super().__init__()
+        self.layout = layout
+
     def build(self, node: Filter) -> CompiledFilter:
-        return _finish(_compile(to_nnf(node)))
+        return _finish(_compile(self.layout, to_nnf(node)))
 
 
-_COMPILER = _Compiler()
+_COMPILERS = {layout.version: _Compiler(layout) for layout in (KINDS, LISTS)}
+_COMPILER = _COMPILERS[CURRENT.version]
+"""The current layout's compiler (whose ``cache_clear`` the filter benchmark finds)."""
 
 
-def compile_filter(node: Filter | None) -> CompiledFilter:
-    """The exact Chroma form of ``node``; ``UnsupportedFeatureError`` if there is none.
+def compile_filter(node: Filter | None, layout: Layout = CURRENT) -> CompiledFilter:
+    """The exact Chroma form of ``node`` over records in ``layout``;
+    ``UnsupportedFeatureError`` if there is none (the same for every layout).
     Memoised: the result is shared, callers must not change its ``where``."""
-    return MATCH_ALL if node is None else _COMPILER.compile(node)
+    return MATCH_ALL if node is None else _COMPILERS[layout.version].compile(node)
 
 
 def refuses(node: Filter | None) -> bool:
@@ -150,15 +159,15 @@ def _any(clauses: Sequence[Clause]) -> Clause:
     return kept[0] if len(kept) == 1 else {"$or": kept}
 
 
-def _compile(node: Filter) -> Clause:
+def _compile(lay: Layout, node: Filter) -> Clause:
     if isinstance(node, Condition):
-        return _condition(node)
+        return _condition(lay, node)
     if isinstance(node, And):
-        return _all([_compile(child) for child in node.children])
+        return _all([_compile(lay, child) for child in node.children])
     if isinstance(node, Or):
-        return _any([_compile(child) for child in node.children])
+        return _any([_compile(lay, child) for child in node.children])
     if isinstance(node, Not) and isinstance(node.child, Condition):
-        return _negated_condition(node.child)
+        return _negated_condition(lay, node.child)
     # to_nnf leaves no Nor, and Not only directly over a range or $all condition.
     assert not isinstance(node, (Nor, Not)), f"not in negation normal form: {node!r}"
     raise AssertionError(f"unknown filter node {node!r}")
@@ -167,53 +176,54 @@ def _compile(node: Filter) -> Clause:
 # -- leaves -----------------------------------------------------------------------------
 
 
-def _condition(node: Condition) -> Clause:
+def _condition(lay: Layout, node: Condition) -> Clause:
     field, op, value = node.field, node.op, node.value
     if op == "$exists":
-        return {KEYS_FIELD: {"$contains" if value else "$not_contains": field}}
+        return lay.has_key(field, bool(value))
     if op == "$eq":
-        return _eq(field, _scalar(value))
+        return _eq(lay, field, _scalar(value))
     if op == "$ne":
-        return _ne(field, _scalar(value))
+        return _ne(lay, field, _scalar(value))
     if op == "$in":
-        return _in(field, _values(value))
+        return _in(lay, field, _values(value))
     if op == "$nin":
-        return _nin(field, _values(value))
+        return _nin(lay, field, _values(value))
     if op == "$all":
-        return _all([_eq(field, v) for v in _unique(_values(value))])
+        return _all([_eq(lay, field, v) for v in _unique(_values(value))])
     if op in RANGE_OPERATORS:
-        return _number(field, op, _number_operand(op, value))
+        return _number(lay, field, op, _number_operand(op, value))
     raise UnsupportedFeatureError(BACKEND, f"filter operator {op}")
 
 
-def _negated_condition(node: Condition) -> Clause:
+def _negated_condition(lay: Layout, node: Condition) -> Clause:
     field, op, value = node.field, node.op, node.value
     if op == "$all":
-        return _any([_ne(field, v) for v in _unique(_values(value))])
+        return _any([_ne(lay, field, v) for v in _unique(_values(value))])
     if op in RANGE_OPERATORS:
         operand = _number_operand(op, value)
-        return _any([_number(field, _COMPLEMENT_RANGE[op], operand), _not_a_number(field)])
+        return _any([_number(lay, field, _COMPLEMENT_RANGE[op], operand),
+                     _not_a_number(lay, field)])
     # to_nnf rewrites every other negated leaf into its complement.
     raise AssertionError(f"unexpected negated condition {node!r}")
 
 
-def _eq(field: str, value: Scalar) -> Clause:
+def _eq(lay: Layout, field: str, value: Scalar) -> Clause:
     if isinstance(value, bool):
         return {field: {"$eq": value}}
     if isinstance(value, str):
         return _any([{field: {"$eq": value}}, {field: {"$contains": value}}])
-    return _number(field, "$eq", value)
+    return _number(lay, field, "$eq", value)
 
 
-def _ne(field: str, value: Scalar) -> Clause:
+def _ne(lay: Layout, field: str, value: Scalar) -> Clause:
     if isinstance(value, bool):
         return {field: {"$ne": value}}
     if isinstance(value, str):
         return _all([{field: {"$ne": value}}, {field: {"$not_contains": value}}])
-    return _number(field, "$ne", value)
+    return _number(lay, field, "$ne", value)
 
 
-def _in(field: str, values: tuple[Scalar, ...]) -> Clause:
+def _in(lay: Layout, field: str, values: tuple[Scalar, ...]) -> Clause:
     first = values[0]
     if isinstance(first, bool):
         return {field: {"$in": list(_unique(values))}}
@@ -223,10 +233,10 @@ def _in(field: str, values: tuple[Scalar, ...]) -> Clause:
                      *({field: {"$contains": s}} for s in strings)])
     exact, rest = _split_numbers(values)
     return _any([{field: {"$in": exact}} if exact else False,
-                 *(_number(field, "$eq", v) for v in rest)])
+                 *(_number(lay, field, "$eq", v) for v in rest)])
 
 
-def _nin(field: str, values: tuple[Scalar, ...]) -> Clause:
+def _nin(lay: Layout, field: str, values: tuple[Scalar, ...]) -> Clause:
     first = values[0]
     if isinstance(first, bool):
         return {field: {"$nin": list(_unique(values))}}
@@ -236,18 +246,17 @@ def _nin(field: str, values: tuple[Scalar, ...]) -> Clause:
                      *({field: {"$not_contains": s}} for s in strings)])
     exact, rest = _split_numbers(values)
     return _all([{field: {"$nin": exact}} if exact else True,
-                 *(_number(field, "$ne", v) for v in rest)])
+                 *(_number(lay, field, "$ne", v) for v in rest)])
 
 
-def _not_a_number(field: str) -> Clause:
-    return _all([{INTS_FIELD: {"$not_contains": field}},
-                 {FLOATS_FIELD: {"$not_contains": field}}])
+def _not_a_number(lay: Layout, field: str) -> Clause:
+    return _all([lay.holds(field, "int", False), lay.holds(field, "float", False)])
 
 
 # -- numbers ----------------------------------------------------------------------------
 
 
-def _number(field: str, op: str, value: int | float) -> Clause:
+def _number(lay: Layout, field: str, op: str, value: int | float) -> Clause:
     """``field op value`` for a number (``op`` is ``$eq $ne $gt $gte $lt $lte``), exact.
 
     An int of magnitude ≤ 2**53 (or an integral float that is one) is exact against
@@ -259,13 +268,12 @@ def _number(field: str, op: str, value: int | float) -> Clause:
     if op == "$ne":
         # Not ($eq): a record matches unless it holds a number equal to value.
         return _all([
-            _any([{INTS_FIELD: {"$not_contains": field}}, _atom(field, _int_atom("$ne", value))]),
-            _any([{FLOATS_FIELD: {"$not_contains": field}},
-                  _atom(field, _float_atom("$ne", value))]),
+            _any([lay.holds(field, "int", False), _atom(field, _int_atom("$ne", value))]),
+            _any([lay.holds(field, "float", False), _atom(field, _float_atom("$ne", value))]),
         ])
     return _any([
-        _all([{INTS_FIELD: {"$contains": field}}, _atom(field, _int_atom(op, value))]),
-        _all([{FLOATS_FIELD: {"$contains": field}}, _atom(field, _float_atom(op, value))]),
+        _all([lay.holds(field, "int", True), _atom(field, _int_atom(op, value))]),
+        _all([lay.holds(field, "float", True), _atom(field, _float_atom(op, value))]),
     ])
 
 

@@ -24,7 +24,8 @@ and the spec as JSON in ``vectorport:spec``: dimension, metric, sparse flag, ind
 and parameters, so ``describe_index`` gives back what ``create_index`` was given (the
 ``backend_options`` of other backends are not kept; the ``chroma`` section takes no keys).
 Data collections carry ``vectorport:kind = "namespace"`` with their index and namespace,
-for anyone looking at the Chroma database directly.
+for anyone looking at the Chroma database directly, and ``vectorport:layout``, the way
+their records keep keys and kinds (:mod:`.layout`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vectorport.adapterkit import IndexSpec
+from vectorport.adapters.chroma.layout import CURRENT, LAYOUT_KEY
 
 CATALOG_SUFFIX = ".vp"
 DATA_INFIX = ".vp.ns-"
@@ -112,7 +114,9 @@ def catalog_metadata(spec: IndexSpec) -> dict[str, Any]:
 
 
 def data_metadata(index: str, namespace: str) -> dict[str, Any]:
-    return {KIND_KEY: "namespace", INDEX_KEY: index, NAMESPACE_KEY: namespace}
+    """A new data collection's metadata, with the layout its records are written in."""
+    return {KIND_KEY: "namespace", INDEX_KEY: index, NAMESPACE_KEY: namespace,
+            LAYOUT_KEY: CURRENT.version}
 
 
 def is_catalog(metadata: Mapping[str, Any] | None) -> bool:
