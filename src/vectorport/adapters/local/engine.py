@@ -8,14 +8,15 @@ cost no Python loop.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import contract_order, exact_scores, read_only_float32
+from vectorport.adapters.local.metadata import MetadataColumns
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.scoring import sparse_dot
@@ -42,7 +43,7 @@ class NamespaceData:
     dimension: int
     ids: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
-    metadata: list[Mapping[str, MetadataValue]] = field(default_factory=list)
+    metadata: MetadataColumns = field(default_factory=MetadataColumns)
     sparse: list[SparseVector | None] = field(default_factory=list)
     documents: list[str | None] = field(default_factory=list)
     version: int = 0
@@ -87,7 +88,7 @@ class NamespaceData:
                 self.sparse.append(rec.sparse)
                 self.documents.append(rec.document)
             else:
-                self.metadata[row] = rec.metadata
+                self.metadata.set(row, rec.metadata)
                 self.sparse[row] = rec.sparse
                 self.documents[row] = rec.document
             rows[position] = row
@@ -96,6 +97,10 @@ class NamespaceData:
         self._matrix[rows] = vectors
         self._norms[rows] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
         self.version += 1
+
+    def metadata_of(self, row: int) -> dict[str, MetadataValue]:
+        """Row ``row``'s metadata, a new dict the caller may change."""
+        return self.metadata.mapping(row)
 
     def inverse_norms(self) -> npt.NDArray[np.float32]:
         """``1 / norm`` of every row (0 for a zero vector), kept per data version: a
@@ -116,7 +121,7 @@ class NamespaceData:
                 moved = self.ids[last]
                 self.ids[row] = moved
                 self.rows[moved] = row
-                self.metadata[row] = self.metadata[last]
+                self.metadata.move(last, row)
                 self.sparse[row] = self.sparse[last]
                 self.documents[row] = self.documents[last]
                 self._matrix[row] = self._matrix[last]
@@ -134,7 +139,7 @@ class NamespaceData:
         return Record(
             id=self.ids[row],
             vector=read_only_float32(self._matrix[row]),
-            metadata=dict(self.metadata[row]),
+            metadata=self.metadata.mapping(row),
             sparse=self.sparse[row],
             document=self.documents[row],
         )
@@ -153,7 +158,7 @@ class NamespaceData:
         if cached is not None and cached.version == self.version and (
                 cached.matrix is None or cached.unit == unit):
             return cached
-        mask = np.fromiter((matches(node, m) for m in self.metadata), dtype=bool,
+        mask = np.fromiter(self.metadata.evaluate(partial(matches, node)), dtype=bool,
                            count=len(self.metadata))
         rows = np.flatnonzero(mask)
         matrix = norms = None
@@ -201,6 +206,18 @@ class NamespaceData:
         squared += 1.0
         scores: npt.NDArray[np.float32] = np.reciprocal(squared, out=squared)
         return scores
+
+    def cosine_keys(self, queries: npt.NDArray[np.float32], subset: Subset | None
+                    ) -> npt.NDArray[np.float32]:
+        """``|q| · cosine`` for each query and row: the cosine's order per query, with
+        no pass over the queries to normalise them (a single query spends a tenth of
+        its time outside the product on that). :func:`ranking.scaled_floors` scales the
+        score margin by ``|q|`` to match."""
+        matrix, norms, unit = self._columns(subset)
+        keys: npt.NDArray[np.float32] = queries @ matrix.T
+        if not unit:
+            keys *= (self.inverse_norms() if subset is None else _inverse(norms))[None, :]
+        return keys
 
     def euclidean_keys(self, queries: npt.NDArray[np.float32],
                        subset: Subset | None) -> npt.NDArray[np.float32]:
