@@ -27,7 +27,7 @@ stored unshared: metadata unique to every record would otherwise only grow the t
 
 
 class MetadataColumns:
-    """Row-indexed metadata: ``append``/``set``/``move``/``pop`` mirror the rows of
+    """Row-indexed metadata: ``extend``/``set``/``move``/``pop`` mirror the rows of
     the namespace's matrix, ``mapping(row)`` gives a record's metadata back."""
 
     def __init__(self) -> None:
@@ -60,10 +60,10 @@ class MetadataColumns:
             self._shared_values[key] = values
         return keys, values
 
-    def append(self, metadata: Mapping[str, MetadataValue]) -> None:
-        keys, values = self._split(metadata)
-        self._keys.append(keys)
-        self._values.append(values)
+    def extend(self, count: int) -> None:
+        """``count`` new rows with no metadata (yet: :meth:`set` fills them)."""
+        self._keys.extend([()] * count)
+        self._values.extend([()] * count)
 
     def set(self, row: int, metadata: Mapping[str, MetadataValue]) -> None:
         self._keys[row], self._values[row] = self._split(metadata)
@@ -80,10 +80,6 @@ class MetadataColumns:
     def mapping(self, row: int) -> dict[str, MetadataValue]:
         """Row ``row``'s metadata, as a new dict in the order it was given."""
         return dict(zip(self._keys[row], self._values[row], strict=True))
-
-    def __iter__(self) -> Iterator[dict[str, MetadataValue]]:
-        for keys, values in zip(self._keys, self._values, strict=True):
-            yield dict(zip(keys, values, strict=True))
 
     def evaluate(self, test: Callable[[Mapping[str, Any]], bool]) -> Iterator[bool]:
         """``test`` of every row's metadata, in row order, asked once per distinct
