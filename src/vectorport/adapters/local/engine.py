@@ -23,6 +23,8 @@ from vectorport.core.scoring import sparse_dot
 from vectorport.core.types import MetadataValue, Metric, Record, SparseVector
 
 _MASK_CACHE_SIZE = 16
+_COPY_SHARE = 0.5
+"""The share of a namespace's rows that cached subset copies may hold together."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class NamespaceData:
         self._matrix = np.zeros((16, self.dimension), dtype=np.float32)
         self._norms = np.zeros(16, dtype=np.float32)
         self._subsets: dict[Filter, Subset] = {}
+        self._subsets_version = 0
         self._inverse: tuple[int, npt.NDArray[np.float32]] | None = None
 
     def __len__(self) -> int:
@@ -151,30 +154,55 @@ class NamespaceData:
     def subset(self, node: Filter | None, metric: Metric | None = None) -> Subset | None:
         """The rows matching the filter (``None`` for all rows), cached per data version.
 
-        A selective subset also keeps a contiguous copy of its vectors, so that repeated
-        filtered queries cost one matrix product over the subset and no gather; for
-        cosine (``metric``) the copy is scaled to unit rows, so that the product with a
-        unit query is the score with no pass over the scores afterwards."""
+        For a query (``metric`` given) a selective subset also keeps a contiguous copy
+        of its vectors, so that repeated filtered queries cost one matrix product over
+        the subset and no gather (a gather of a 10% subset costs as much as the product
+        over it); for cosine the copy is scaled to unit rows. The copies together hold
+        at most :data:`_COPY_SHARE` of the rows (the oldest give theirs up first), so
+        filters cost bounded memory: half the matrix at worst, 10% for one 10% filter."""
         if node is None:
             return None
-        unit = metric == "cosine"
+        if self._subsets_version != self.version:  # stale entries: drop their copies now
+            self._subsets.clear()
+            self._subsets_version = self.version
         cached = self._subsets.get(node)
-        if cached is not None and cached.version == self.version and (
-                cached.matrix is None or cached.unit == unit):
+        if cached is not None and (metric is None or (
+                cached.matrix is not None and cached.unit == (metric == "cosine"))):
             return cached
-        mask = np.fromiter(self.metadata.evaluate(partial(matches, node)), dtype=bool,
-                           count=len(self.metadata))
-        rows = np.flatnonzero(mask)
-        matrix = norms = None
-        if len(rows) <= len(self.ids) // 2:
+        if cached is None:
+            mask = np.fromiter(self.metadata.evaluate(partial(matches, node)), dtype=bool,
+                               count=len(self.metadata))
+            rows = np.flatnonzero(mask)
+        else:
+            rows = cached.rows
+        subset = Subset(self.version, rows, None, None)
+        if metric is not None and self._room_for(len(rows)):
+            unit = metric == "cosine"
             matrix = np.ascontiguousarray(self.vectors[rows])
             norms = self._norms[rows]
             if unit:
                 matrix *= _inverse(norms)[:, None]
+            subset = Subset(self.version, rows, matrix, norms, unit)
+        self._subsets.pop(node, None)
         if len(self._subsets) >= _MASK_CACHE_SIZE:
             self._subsets.pop(next(iter(self._subsets)))
-        subset = self._subsets[node] = Subset(self.version, rows, matrix, norms, unit)
+        self._subsets[node] = subset
         return subset
+
+    def _room_for(self, count: int) -> bool:
+        """Whether a copy of ``count`` rows may be cached, after the oldest copies give
+        theirs up (keeping their rows) to make room for it."""
+        budget = int(len(self.ids) * _COPY_SHARE)
+        if count > budget:
+            return False
+        used = sum(len(s.rows) for s in self._subsets.values() if s.matrix is not None)
+        for key, old in list(self._subsets.items()):
+            if used + count <= budget:
+                break
+            if old.matrix is not None:
+                self._subsets[key] = Subset(old.version, old.rows, None, None)
+                used -= len(old.rows)
+        return used + count <= budget
 
     def rows_matching(self, node: Filter | None) -> npt.NDArray[np.intp]:
         subset = self.subset(node)
