@@ -104,3 +104,29 @@ def test_many_tied_candidates_rank_as_the_reference(store: vectorport.Store,
             single = index.query(q, top_k=8, filter=flt)
             assert [(m.id, m.score) for m in single] == [(m.id, m.score) for m in got]
     store.delete_index(name)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
+def test_wide_batches_rank_as_the_reference(store: vectorport.Store, metric: str) -> None:
+    """Batches over thousands of rows: each query's k-th best is bounded from column
+    group maxima rather than found by a full partition; the answers stay the reference's,
+    for continuous data (no ties) and a filter."""
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((4000, 8)).astype(np.float32)
+    ids = [f"w{int(i):05d}" for i in rng.permutation(len(vectors))]
+    groups = [i % 3 for i in range(len(vectors))]
+    name = f"wide_{metric}"
+    index = store.create_index(name, 8, metric)
+    index.upsert([(rid, vec, {"g": g}) for rid, vec, g in zip(ids, vectors, groups,
+                                                             strict=True)])
+    queries = rng.standard_normal((12, 8)).astype(np.float32)
+    for flt, group, top_k in ((None, None, 10), ({"g": 2}, 2, 25)):
+        batch = index.query_many(queries, top_k=top_k, filter=flt)
+        for q, got in zip(queries, batch, strict=True):
+            want = _reference(vectors, ids, groups, q, metric, top_k, group, None)
+            assert [m.id for m in got] == [rid for rid, _ in want]
+            assert [m.score for m in got] == pytest.approx([s for _, s in want], abs=1e-12)
+        for q, got in zip(queries[:3], batch[:3], strict=True):
+            single = index.query(q, top_k=top_k, filter=flt)
+            assert [(m.id, m.score) for m in single] == [(m.id, m.score) for m in got]
+    store.delete_index(name)
