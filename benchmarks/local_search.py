@@ -12,7 +12,10 @@ Single queries (a 1 × 384 matrix, made with ``reshape(1, -1)`` on every side: a
 made with ``q[None, :]`` has stride 0 and makes numpy skip BLAS) and batches of 200, with
 and without a filter selecting 10%: numpy gets that subset as a precomputed contiguous
 matrix, vectorport gets a metadata filter (which it evaluates once and caches as a
-contiguous subset too). numpy and faiss run with the same number of threads.
+contiguous subset too, within half the matrix for all cached filters together). numpy and
+faiss run with the same number of threads. numpy's side returns float32 row numbers;
+vectorport's returns ids with exact float64 scores in the contract's order (ties by id)
+as ``Match`` objects: docs/backends/local.md tables what each of those costs.
 """
 
 from __future__ import annotations

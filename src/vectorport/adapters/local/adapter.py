@@ -26,7 +26,7 @@ from typing import ClassVar
 import numpy as np
 
 from vectorport.adapterkit import read_only_float32
-from vectorport.adapters.local import explain, ranking
+from vectorport.adapters.local import explain, ranking, results
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import (
     NamespaceData,
@@ -336,14 +336,15 @@ class LocalAdapter:
         scores are exact), with no Python work per candidate."""
         if metric == "euclidean":  # rank by keys in the scores' order: fewer passes
             keys = data.euclidean_keys(queries, subset)
-            hits, cols = ranking.candidate_pairs(
-                keys, request.top_k, _REFINE_MARGIN,
-                ranking.euclidean_floors(queries, _REFINE_MARGIN))
+            floors = ranking.euclidean_floors(queries, _REFINE_MARGIN)
+        elif metric == "cosine":  # |q|·cosine: the queries are never normalised
+            keys = data.cosine_keys(queries, subset)
+            floors = ranking.scaled_floors(queries, _REFINE_MARGIN)
         else:
-            hits, cols = ranking.candidate_pairs(data.dense_scores(metric, queries, subset),
-                                                 request.top_k, _REFINE_MARGIN)
+            keys, floors = data.dense_scores(metric, queries, subset), None
+        hits, cols = ranking.candidate_pairs(keys, request.top_k, _REFINE_MARGIN, floors)
         rows = cols if subset is None else subset.rows[cols]
-        scores = ranking.pair_scores(metric, queries, hits, data.vectors[rows])
+        scores = ranking.pair_scores(metric, queries, hits, data.vectors, rows)
         best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,
                                   request.min_score)
         include = request.include
@@ -352,11 +353,9 @@ class LocalAdapter:
                     for pairs in best]
         # the common case, without the per-match checks of _match: ids, scores and the
         # parts asked for (metadata copied, as the caller may change what it is given)
-        ids, metadata, documents = data.ids, data.metadata, data.documents
-        with_meta, with_docs = include.metadata, include.documents
-        return [[Match(ids[row], score, dict(metadata[row]) if with_meta else None, None, None,
-                       documents[row] if with_docs else None) for row, score in pairs]
-                for pairs in best]
+        return results.dense_matches(
+            best, data.ids, data.metadata_of if include.metadata else None,
+            data.documents if include.documents else None)
 
     @staticmethod
     def _match(data: NamespaceData, row: int, score: float, request: QueryRequest) -> Match:
@@ -364,7 +363,7 @@ class LocalAdapter:
         return Match(
             id=data.ids[row],
             score=score,
-            metadata=dict(data.metadata[row]) if include.metadata else None,
+            metadata=data.metadata_of(row) if include.metadata else None,
             vector=read_only_float32(data.vectors[row]) if include.vectors else None,
             sparse=data.sparse[row] if include.vectors else None,
             document=data.documents[row] if include.documents else None,
@@ -454,7 +453,7 @@ class LocalAdapter:
                 rid for rid, row in data.rows.items()
                 if (prefix is None or rid.startswith(prefix))
                 and (cursor is None or rid > cursor)
-                and (filter is None or matches(filter, data.metadata[row]))
+                and (filter is None or matches(filter, data.metadata_of(row)))
             )
             page = tuple(ids[:limit])
             return IdPage(page, page[-1] if len(ids) > limit else None)

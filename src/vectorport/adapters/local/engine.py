@@ -8,20 +8,23 @@ cost no Python loop.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import contract_order, exact_scores, read_only_float32
+from vectorport.adapters.local.metadata import MetadataColumns
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.scoring import sparse_dot
 from vectorport.core.types import MetadataValue, Metric, Record, SparseVector
 
 _MASK_CACHE_SIZE = 16
+_COPY_SHARE = 0.5
+"""The share of a namespace's rows that cached subset copies may hold together."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class NamespaceData:
     dimension: int
     ids: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
-    metadata: list[Mapping[str, MetadataValue]] = field(default_factory=list)
+    metadata: MetadataColumns = field(default_factory=MetadataColumns)
     sparse: list[SparseVector | None] = field(default_factory=list)
     documents: list[str | None] = field(default_factory=list)
     version: int = 0
@@ -51,6 +54,7 @@ class NamespaceData:
         self._matrix = np.zeros((16, self.dimension), dtype=np.float32)
         self._norms = np.zeros(16, dtype=np.float32)
         self._subsets: dict[Filter, Subset] = {}
+        self._subsets_version = 0
         self._inverse: tuple[int, npt.NDArray[np.float32]] | None = None
 
     def __len__(self) -> int:
@@ -76,26 +80,34 @@ class NamespaceData:
         if not records:
             return
         self._grow(len(self.ids) + len(records))
+        # new ids first, each copied (see _own_copy) in one run of allocations of kept
+        # objects alone, in first-seen order; then every record sets its row's columns
+        # (a repeated id: the last one wins, as in a loop)
+        ids, index = self.ids, self.rows
+        added = [rid for rid in dict.fromkeys(rec.id for rec in records) if rid not in index]
+        for rid in added:
+            copy = _own_copy(rid)
+            index[copy] = len(ids)
+            ids.append(copy)
+        if added:
+            self.metadata.extend(len(added))
+            self.sparse.extend([None] * len(added))
+            self.documents.extend([None] * len(added))
         rows = np.empty(len(records), dtype=np.intp)
         for position, rec in enumerate(records):
-            row = self.rows.get(rec.id)
-            if row is None:
-                row = len(self.ids)
-                self.rows[rec.id] = row
-                self.ids.append(rec.id)
-                self.metadata.append(rec.metadata)
-                self.sparse.append(rec.sparse)
-                self.documents.append(rec.document)
-            else:
-                self.metadata[row] = rec.metadata
-                self.sparse[row] = rec.sparse
-                self.documents[row] = rec.document
-            rows[position] = row
+            row = rows[position] = index[rec.id]
+            self.metadata.set(row, rec.metadata)
+            self.sparse[row] = rec.sparse
+            self.documents[row] = rec.document
         # all vectors in one assignment (a repeated id: the last one wins, as in a loop)
         vectors = np.stack([rec.vector for rec in records]).astype(np.float32, copy=False)
         self._matrix[rows] = vectors
         self._norms[rows] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
         self.version += 1
+
+    def metadata_of(self, row: int) -> dict[str, MetadataValue]:
+        """Row ``row``'s metadata, a new dict the caller may change."""
+        return self.metadata.mapping(row)
 
     def inverse_norms(self) -> npt.NDArray[np.float32]:
         """``1 / norm`` of every row (0 for a zero vector), kept per data version: a
@@ -116,7 +128,7 @@ class NamespaceData:
                 moved = self.ids[last]
                 self.ids[row] = moved
                 self.rows[moved] = row
-                self.metadata[row] = self.metadata[last]
+                self.metadata.move(last, row)
                 self.sparse[row] = self.sparse[last]
                 self.documents[row] = self.documents[last]
                 self._matrix[row] = self._matrix[last]
@@ -134,7 +146,7 @@ class NamespaceData:
         return Record(
             id=self.ids[row],
             vector=read_only_float32(self._matrix[row]),
-            metadata=dict(self.metadata[row]),
+            metadata=self.metadata.mapping(row),
             sparse=self.sparse[row],
             document=self.documents[row],
         )
@@ -142,30 +154,55 @@ class NamespaceData:
     def subset(self, node: Filter | None, metric: Metric | None = None) -> Subset | None:
         """The rows matching the filter (``None`` for all rows), cached per data version.
 
-        A selective subset also keeps a contiguous copy of its vectors, so that repeated
-        filtered queries cost one matrix product over the subset and no gather; for
-        cosine (``metric``) the copy is scaled to unit rows, so that the product with a
-        unit query is the score with no pass over the scores afterwards."""
+        For a query (``metric`` given) a selective subset also keeps a contiguous copy
+        of its vectors, so that repeated filtered queries cost one matrix product over
+        the subset and no gather (a gather of a 10% subset costs as much as the product
+        over it); for cosine the copy is scaled to unit rows. The copies together hold
+        at most :data:`_COPY_SHARE` of the rows (the oldest give theirs up first), so
+        filters cost bounded memory: half the matrix at worst, 10% for one 10% filter."""
         if node is None:
             return None
-        unit = metric == "cosine"
+        if self._subsets_version != self.version:  # stale entries: drop their copies now
+            self._subsets.clear()
+            self._subsets_version = self.version
         cached = self._subsets.get(node)
-        if cached is not None and cached.version == self.version and (
-                cached.matrix is None or cached.unit == unit):
+        if cached is not None and (metric is None or (
+                cached.matrix is not None and cached.unit == (metric == "cosine"))):
             return cached
-        mask = np.fromiter((matches(node, m) for m in self.metadata), dtype=bool,
-                           count=len(self.metadata))
-        rows = np.flatnonzero(mask)
-        matrix = norms = None
-        if len(rows) <= len(self.ids) // 2:
+        if cached is None:
+            mask = np.fromiter(self.metadata.evaluate(partial(matches, node)), dtype=bool,
+                               count=len(self.metadata))
+            rows = np.flatnonzero(mask)
+        else:
+            rows = cached.rows
+        subset = Subset(self.version, rows, None, None)
+        if metric is not None and self._room_for(len(rows)):
+            unit = metric == "cosine"
             matrix = np.ascontiguousarray(self.vectors[rows])
             norms = self._norms[rows]
             if unit:
                 matrix *= _inverse(norms)[:, None]
+            subset = Subset(self.version, rows, matrix, norms, unit)
+        self._subsets.pop(node, None)
         if len(self._subsets) >= _MASK_CACHE_SIZE:
             self._subsets.pop(next(iter(self._subsets)))
-        subset = self._subsets[node] = Subset(self.version, rows, matrix, norms, unit)
+        self._subsets[node] = subset
         return subset
+
+    def _room_for(self, count: int) -> bool:
+        """Whether a copy of ``count`` rows may be cached, after the oldest copies give
+        theirs up (keeping their rows) to make room for it."""
+        budget = int(len(self.ids) * _COPY_SHARE)
+        if count > budget:
+            return False
+        used = sum(len(s.rows) for s in self._subsets.values() if s.matrix is not None)
+        for key, old in list(self._subsets.items()):
+            if used + count <= budget:
+                break
+            if old.matrix is not None:
+                self._subsets[key] = Subset(old.version, old.rows, None, None)
+                used -= len(old.rows)
+        return used + count <= budget
 
     def rows_matching(self, node: Filter | None) -> npt.NDArray[np.intp]:
         subset = self.subset(node)
@@ -202,6 +239,18 @@ class NamespaceData:
         scores: npt.NDArray[np.float32] = np.reciprocal(squared, out=squared)
         return scores
 
+    def cosine_keys(self, queries: npt.NDArray[np.float32], subset: Subset | None
+                    ) -> npt.NDArray[np.float32]:
+        """``|q| · cosine`` for each query and row: the cosine's order per query, with
+        no pass over the queries to normalise them (a single query spends a tenth of
+        its time outside the product on that). :func:`ranking.scaled_floors` scales the
+        score margin by ``|q|`` to match."""
+        matrix, norms, unit = self._columns(subset)
+        keys: npt.NDArray[np.float32] = queries @ matrix.T
+        if not unit:
+            keys *= (self.inverse_norms() if subset is None else _inverse(norms))[None, :]
+        return keys
+
     def euclidean_keys(self, queries: npt.NDArray[np.float32],
                        subset: Subset | None) -> npt.NDArray[np.float32]:
         """``2x·q − |x|²`` for each query and row: ``|q|² − distance²``, so the same
@@ -235,6 +284,17 @@ class NamespaceData:
     ) -> npt.NDArray[np.float64]:
         return np.fromiter((sparse_dot(query, self.sparse[r]) for r in rows), dtype=np.float64,
                            count=len(rows))
+
+
+def _own_copy(text: str) -> str:
+    """A new string equal to ``text``, for an id the store keeps.
+
+    The caller's id string was made among the temporaries of its record (its tuple or
+    dict, the validated metadata, the ``Record``), in the same pymalloc pools: kept,
+    it pins those pools after they die. At 200k records the kept ids held 420 bytes a
+    record of such pools for 60 bytes of text. A copy made here fills free slots among
+    the other kept objects instead (and the caller's string is freed with its record)."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 def _inverse(norms: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:

@@ -43,12 +43,48 @@ def candidate_pairs(scores: npt.NDArray[np.floating[Any]], top_k: int, margin: f
         floor = kth - margin if floors is None else floors(kth)
         cols = np.flatnonzero(row >= floor[0])
         return np.zeros(len(cols), dtype=np.intp), cols
-    kth = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
+    kth = _kth_bounds(scores, top_k)
     floor = kth - margin if floors is None else floors(kth)
     # the 1-d nonzero of the flattened mask, then divmod: a tenth of the time of the 2-d
     # nonzero, with the same (row-major) pairs
     hits, cols = np.divmod(np.flatnonzero(scores >= floor[:, None]), width)
     return hits, cols
+
+
+_STRIDES = 16
+"""Columns folded into one by :func:`_kth_bounds`."""
+
+
+def _kth_bounds(scores: npt.NDArray[np.floating[Any]], top_k: int) -> npt.NDArray[Any]:
+    """For each row, a value no greater than its k-th best: the k-th best of the
+    maxima of ``_STRIDES`` interleaved column groups (k distinct maxima are k distinct
+    entries, so the bound holds). One elementwise pass over the matrix and a partition
+    of a sixteenth of it, instead of a partition of a copy of all of it (twice the
+    time for a batch of 200); the bound is almost always the k-th best itself, as the
+    best few rarely share a group, and a lower one only adds a few candidates."""
+    width = scores.shape[1]
+    groups = width // _STRIDES
+    if groups < 4 * top_k:  # too few groups to keep the best apart: the exact k-th
+        kth: npt.NDArray[Any] = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
+        return kth
+    folded = scores[:, :groups].copy()
+    for stride in range(1, _STRIDES):
+        np.maximum(folded, scores[:, stride * groups:(stride + 1) * groups], out=folded)
+    bounds: npt.NDArray[Any] = np.partition(folded, groups - top_k, axis=1)[:, groups - top_k]
+    return bounds
+
+
+def scaled_floors(queries: npt.NDArray[np.float32], margin: float) -> Floors:
+    """For keys ``|q| · score`` (:meth:`NamespaceData.cosine_keys`): the k-th best key
+    less the margin scaled by ``|q|``, so the same rows are candidates as when the
+    scores themselves are compared."""
+    # |q| in float32: a relative error of 1e-7 in a margin 40 times the float32 error
+    scaled = margin * np.sqrt(np.einsum("ij,ij->i", queries, queries))
+
+    def floors(kth: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return _float32_below(kth - scaled)
+
+    return floors
 
 
 def euclidean_floors(queries: npt.NDArray[np.float32], margin: float) -> Floors:
@@ -64,33 +100,66 @@ def euclidean_floors(queries: npt.NDArray[np.float32], margin: float) -> Floors:
         lowest = kth_score - margin
         with np.errstate(divide="ignore"):
             distance = np.where(lowest > 0, 1.0 / np.maximum(lowest, 1e-300) - 1.0, np.inf)
-        floor = squared_norms - distance * distance  # -inf when every row may qualify
-        narrow = floor.astype(np.float32)
-        lowered: npt.NDArray[np.float32] = np.where(
-            narrow > floor, np.nextafter(narrow, np.float32(-np.inf)), narrow)
-        return lowered
+        # -inf when every row may qualify
+        return _float32_below(squared_norms - distance * distance)
 
     return floors
 
 
+def _float32_below(floor: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
+    """``floor`` as a float32 one step below its rounding (so never above ``floor``:
+    never fewer candidates), so that it is compared with the float32 keys in float32,
+    not by widening the whole key matrix."""
+    lowered: npt.NDArray[np.float32] = np.nextafter(floor.astype(np.float32),
+                                                    np.float32(-np.inf))
+    return lowered
+
+
+_CHUNK = 512
+"""Candidates widened to float64 at a time: a batch of 200 queries at 10k rows has ~2,700
+candidates, whose float64 copies (8 MB each for the rows and their queries) cost more
+in page faults than in arithmetic; 512 rows (1.5 MB) stay in the cache and the heap."""
+
+
 def pair_scores(metric: Metric, queries: npt.NDArray[np.float32], hits: npt.NDArray[np.intp],
-                vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
-    """The contract's float64 score of ``vectors[i]`` for ``queries[hits[i]]``: what
-    :func:`vectorport.adapterkit.exact_scores` computes, for many (query, row) pairs."""
-    x = vectors.astype(np.float64)
+                matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
+                ) -> npt.NDArray[np.float64]:
+    """The contract's float64 score of ``matrix[rows[i]]`` for ``queries[hits[i]]``: what
+    :func:`vectorport.adapterkit.exact_scores` computes, for many (query, row) pairs.
+    Each pair's score is a row-wise float64 reduction of its own two vectors, computed
+    the same way whichever chunk it falls in, so a single query and a batch agree."""
     q = queries.astype(np.float64)
-    if metric == "euclidean":
-        diff = x - q[hits]
-        distances = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        euclid: npt.NDArray[np.float64] = 1.0 / (1.0 + distances)
-        return euclid
-    dots: npt.NDArray[np.float64] = np.einsum("ij,ij->i", x, q[hits])
-    if metric == "dotproduct":
-        return dots
-    norms = np.sqrt(np.einsum("ij,ij->i", x, x)) * np.sqrt(np.einsum("ij,ij->i", q, q))[hits]
-    out = np.zeros(len(x), dtype=np.float64)
-    np.divide(dots, norms, out=out, where=norms > 0)  # a zero vector scores 0
+    query_norms = np.sqrt(np.einsum("ij,ij->i", q, q)) if metric == "cosine" else None
+    euclidean = metric == "euclidean"
+    if len(rows) <= _CHUNK:  # a single query's few candidates: no output to assemble
+        return _chunk_scores(matrix[rows].astype(np.float64), q, hits, query_norms, euclidean)
+    out = np.empty(len(rows), dtype=np.float64)
+    for lo in range(0, len(rows), _CHUNK):
+        x = matrix[rows[lo:lo + _CHUNK]].astype(np.float64)
+        out[lo:lo + _CHUNK] = _chunk_scores(x, q, hits[lo:lo + _CHUNK], query_norms,
+                                            euclidean)
     return out
+
+
+def _chunk_scores(x: npt.NDArray[np.float64], q: npt.NDArray[np.float64],
+                  hits: npt.NDArray[np.intp], query_norms: npt.NDArray[np.float64] | None,
+                  euclidean: bool) -> npt.NDArray[np.float64]:
+    """:func:`pair_scores` of rows ``x`` (float64 copies, changed in place)."""
+    paired = q[hits]
+    if euclidean:
+        x -= paired
+        distances = np.sqrt(np.einsum("ij,ij->i", x, x))
+        distances += 1.0
+        scores: npt.NDArray[np.float64] = np.reciprocal(distances, out=distances)
+        return scores
+    dots: npt.NDArray[np.float64] = np.einsum("ij,ij->i", x, paired)
+    if query_norms is None:  # dot product
+        return dots
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+    norms *= query_norms[hits]
+    cosines = np.zeros(len(x), dtype=np.float64)
+    np.divide(dots, norms, out=cosines, where=norms > 0)  # a zero vector scores 0
+    return cosines
 
 
 def best_pairs(ids: list[str], batch: int, hits: npt.NDArray[np.intp],
