@@ -15,6 +15,7 @@ SQLite), so no operation in one can see another.
 
 from __future__ import annotations
 
+import bisect
 import os
 import sqlite3
 import threading
@@ -57,6 +58,7 @@ from vectorport.core.types import (
     Metric,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
 )
 
@@ -433,6 +435,36 @@ class LocalAdapter:
             )
             self._put(txn, state, namespace, [new])
             return True
+
+    def scan(
+        self,
+        index: IndexSpec,
+        namespace: str,
+        *,
+        filter: Filter | None,
+        page_size: int,
+        cursor: str | None,
+    ) -> RecordPage:
+        """Whole records in ascending id order after the cursor, as the id listing pages
+        them (so a scan sees the same writes made during it), without a fetch per page:
+        the sorted ids are kept per data version and a page's vectors are one gather."""
+        with self._lock:
+            self._refresh()
+            data = self._state(index).ns(namespace)
+            if data is None:
+                return RecordPage((), None)
+            ids, rows = data.sorted_ids(), data.rows
+            position = bisect.bisect_right(ids, cursor) if cursor is not None else 0
+            wanted = None if filter is None else set(data.rows_matching(filter).tolist())
+            page: list[int] = []
+            while position < len(ids) and len(page) < page_size:
+                row = rows[ids[position]]
+                position += 1
+                if wanted is None or row in wanted:
+                    page.append(row)
+            records = tuple(data.records(page))
+            more = position < len(ids)
+            return RecordPage(records, ids[position - 1] if more else None)
 
     def list_ids(
         self,
