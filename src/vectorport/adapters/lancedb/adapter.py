@@ -72,6 +72,7 @@ from vectorport.adapters.lancedb.options import (
     index_options,
 )
 from vectorport.adapters.lancedb.ranking import exact_top_k
+from vectorport.adapters.lancedb.search import AsyncTables, nearest
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
@@ -136,6 +137,8 @@ class LanceDBAdapter:
             kwargs["client_config"] = remote_client_config(timeout)
         with self._translated("connect"):
             self._db = lancedb.connect(uri, **kwargs)
+        # searches go through the async API (one round trip, no schema reads: .search)
+        self._search_tables = AsyncTables(lambda: lancedb.connect_async(uri, **kwargs))
         self._tables: dict[str, Any] = {}
         self._mixed: set[str] = set()  # tables seen holding several namespaces
         self._write_lock = threading.Lock()
@@ -187,6 +190,7 @@ class LanceDBAdapter:
 
     def _stored_spec(self, name: str) -> IndexSpec:
         self._tables.pop(name, None)  # re-open: another process may have replaced it
+        self._search_tables.forget(name)
         with self._translated("open_table", name):
             spec = codec.spec_from_schema(self._table(name).schema)
         if spec is None:
@@ -255,6 +259,7 @@ class LanceDBAdapter:
         with self._translated("drop_table", name):
             self._db.drop_table(name)
         self._tables.pop(name, None)
+        self._search_tables.forget(name)
         self._mixed.discard(name)
 
     # -- data ---------------------------------------------------------------------
@@ -313,7 +318,6 @@ class LanceDBAdapter:
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         assert request.vector is not None  # no sparse: the facade refuses sparse queries
         prepared = prepare_query(index, request, self._columns(request.include))  # as explain
-        table = self._table(index.name)
         vector = np.asarray(request.vector, dtype=np.float32)
         batches: dict[int, pa.Table] = {}
         # The namespace condition costs a fifth of a small exact search. While a table
@@ -324,26 +328,9 @@ class LanceDBAdapter:
         unscoped = (compile_filter(request.filter) if request.filter is not None else None)
 
         def run(depth: int, where: str | None, columns: list[str]) -> pa.Table:
-            with self._translated("search", index.name):  # building reads the schema
-                return build(depth, where, columns).to_arrow()
-
-        def build(depth: int, where: str | None, columns: list[str]) -> Any:
-            query = table.search(vector, vector_column_name=codec.VECTOR).distance_type(
-                prepared.distance_type)
-            if where is not None:
-                query = query.where(where, prefilter=True)
-            query = query.select(columns).limit(depth)
-            if prepared.exact:
-                query = query.bypass_vector_index()
-            else:
-                if prepared.nprobes is not None:
-                    query = query.nprobes(prepared.nprobes)
-                ef = prepared.ef_at(depth)
-                if ef is not None:
-                    query = query.ef(ef)
-                if prepared.refine_factor is not None:
-                    query = query.refine_factor(prepared.refine_factor)
-            return query
+            with self._translated("search", index.name):
+                return nearest(self._search_tables.table(index.name), prepared, vector, depth,
+                               where, columns, codec.VECTOR)
 
         def search(depth: int) -> tuple[list[str], Any]:
             nonlocal optimistic
@@ -451,6 +438,7 @@ class LanceDBAdapter:
 
     def close(self) -> None:
         self._tables.clear()
+        self._search_tables.clear()
 
 
 __all__ = ["LanceDBAdapter"]
