@@ -20,7 +20,9 @@ without it and check the ``ns`` of every row returned (see :meth:`LanceDBAdapter
 
 **Table handles** are opened once per adapter and kept: with
 ``read_consistency_interval=0`` a handle follows its table's latest version, also
-after another connection dropped and re-created it.
+after another connection dropped and re-created it. Searches go through a second,
+async, connection (:mod:`.search`: the sync query builder reads the schema three
+times per search).
 
 **Upserts** are one ``merge_insert`` on ``pk`` per batch (when matched: replace every
 column, so re-upserting replaces metadata instead of merging it). Writes of one
