@@ -339,8 +339,7 @@ class LanceDBAdapter:
             result = None
             if optimistic:
                 found = run(depth, unscoped, [*prepared.columns, codec.NAMESPACE])
-                if pc.all(pc.equal(found[codec.NAMESPACE], request.namespace)).as_py() in (
-                        True, None):  # None: no rows
+                if all(ns == request.namespace for ns in found[codec.NAMESPACE].to_pylist()):
                     result = found
                 else:
                     optimistic = False
@@ -348,8 +347,7 @@ class LanceDBAdapter:
             if result is None:
                 result = run(depth, prepared.where, list(prepared.columns))
             batches[depth] = result
-            vectors = result[codec.VECTOR].combine_chunks().flatten().to_numpy(
-                zero_copy_only=False).reshape(-1, index.dimension)
+            vectors = _matrix(result[codec.VECTOR], index.dimension)
             ids = result[codec.ID].to_pylist()
             scores = exact_scores(index.metric, vector, vectors) if ids else np.zeros(0)
             return ids, scores
@@ -363,18 +361,23 @@ class LanceDBAdapter:
     def _matches(self, result: pa.Table, ranked: Sequence[tuple[str, float, int]],
                  request: QueryRequest, dimension: int) -> list[Match]:
         """The ranked rows as matches, each column converted once for all of them (a
-        scalar at a time costs more than the rest of the mapping)."""
+        scalar at a time costs more than the rest of the mapping, and so does taking
+        the rows out of the Arrow table first)."""
         include = request.include
-        chosen = result.take(pa.array([position for _, _, position in ranked], pa.int64()))
+        positions = [position for _, _, position in ranked]
         count = len(ranked)
-        metadata = ([codec.decode_metadata(text) for text in chosen[codec.META].to_pylist()]
-                    if include.metadata else [None] * count)
-        documents = (chosen[codec.DOCUMENT].to_pylist() if include.documents
-                     else [None] * count)
+        metadata: list[Any] = [None] * count
+        if include.metadata:
+            texts = _python_values(result[codec.META])
+            metadata = [codec.decode_metadata(texts[p]) for p in positions]
+        documents: list[Any] = [None] * count
+        if include.documents:
+            column = result[codec.DOCUMENT].to_pylist()
+            documents = [column[p] for p in positions]
         vectors: list[Any] = [None] * count
         if include.vectors and count:
-            flat = chosen[codec.VECTOR].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            vectors = [read_only_float32(row) for row in flat.reshape(-1, dimension)]
+            matrix = _matrix(result[codec.VECTOR], dimension)
+            vectors = [read_only_float32(matrix[p]) for p in positions]
         return [Match(id=rid, score=score, metadata=meta, vector=vector, document=document)
                 for (rid, score, _), meta, vector, document
                 in zip(ranked, metadata, vectors, documents, strict=True)]
@@ -441,6 +444,21 @@ class LanceDBAdapter:
     def close(self) -> None:
         self._tables.clear()
         self._search_tables.clear()
+
+
+def _matrix(column: pa.ChunkedArray, dimension: int) -> Any:
+    """A fixed-size-list column of vectors as one (rows × dimension) float32 array."""
+    chunk = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return chunk.flatten().to_numpy(zero_copy_only=False).reshape(-1, dimension)
+
+
+def _python_values(column: pa.ChunkedArray) -> list[Any]:
+    """A column's values; a JSON column's as their text, read from its string storage
+    (the extension type's own conversion is ten times slower)."""
+    if isinstance(column.type, pa.BaseExtensionType):
+        return [value for chunk in column.chunks for value in chunk.storage.to_pylist()]
+    values: list[Any] = column.to_pylist()
+    return values
 
 
 __all__ = ["LanceDBAdapter"]

@@ -48,7 +48,6 @@ DOCUMENT = "doc"
 SPEC_KEY = b"vectorport.spec"
 
 STRING, INT, FLOAT, BOOL, LIST, LIST_MIN, LIST_MAX = "s", "i", "f", "b", "l", "a", "z"
-_VALUE_KINDS = (STRING, INT, FLOAT, BOOL, LIST)
 
 
 def tagged(kind: str, key: str) -> str:
@@ -166,24 +165,23 @@ def _encode_other(meta: dict[str, Any], tokens: list[str], key: str, value: Any)
         tokens.extend(value_token(key, item) for item in dict.fromkeys(items))
 
 
+_DECODERS: dict[str, Any] = {
+    STRING: str, INT: int, FLOAT: float, BOOL: bool,
+    LIST: lambda items: tuple(str(item) for item in items),
+}
+"""The value of each kind tag from its JSON value (the list bounds have none: derived,
+not metadata). ``float`` also turns a float the JSON text wrote without a fraction
+back into one; the others only confirm what the text already holds."""
+
+
 def decode_metadata(text: str | bytes | None) -> dict[str, MetadataValue]:
     if not text:
         return {}
     out: dict[str, MetadataValue] = {}
-    for tag, value in json.loads(text).items():
-        kind, key = tag[0], tag[2:]
-        if kind not in _VALUE_KINDS:
-            continue  # list bounds: derived, not metadata
-        if kind == BOOL:
-            out[key] = bool(value)
-        elif kind == INT:
-            out[key] = int(value)
-        elif kind == FLOAT:
-            out[key] = float(value)
-        elif kind == STRING:
-            out[key] = str(value)
-        else:
-            out[key] = tuple(str(v) for v in value)
+    for tag, value in orjson.loads(text).items():
+        decode = _DECODERS.get(tag[0])
+        if decode is not None:
+            out[tag[2:]] = decode(value)
     return out
 
 
