@@ -211,8 +211,14 @@ def test_reads_see_writes_of_other_connections_and_processes(
         seen_by_other = other.index("vp_consistency")
         index.upsert([("a", [1, 0])])
         assert seen_by_other.count() == 1
+        # searches go through a second (async) connection of each store: it sees the
+        # writes of its own store's sync connection and of the other store at once
+        assert [m.id for m in seen_by_other.query([1, 0], top_k=5)] == ["a"]
         seen_by_other.upsert([("b", [0, 1])])
         assert sorted(index.fetch(["a", "b"])) == ["a", "b"]
+        assert [m.id for m in index.query([0, 1], top_k=5)] == ["b", "a"]
+        index.upsert([("a", [0, 1.5])])  # replaced: now first for [0, 1]
+        assert [m.id for m in seen_by_other.query([0, 1], top_k=5)] == ["a", "b"]
     script = (
         "import vectorport, sys\n"
         f"s = vectorport.connect('lancedb://{folder}')\n"

@@ -20,7 +20,9 @@ without it and check the ``ns`` of every row returned (see :meth:`LanceDBAdapter
 
 **Table handles** are opened once per adapter and kept: with
 ``read_consistency_interval=0`` a handle follows its table's latest version, also
-after another connection dropped and re-created it.
+after another connection dropped and re-created it. Searches go through a second,
+async, connection (:mod:`.search`: the sync query builder reads the schema three
+times per search).
 
 **Upserts** are one ``merge_insert`` on ``pk`` per batch (when matched: replace every
 column, so re-upserting replaces metadata instead of merging it). Writes of one
@@ -72,6 +74,7 @@ from vectorport.adapters.lancedb.options import (
     index_options,
 )
 from vectorport.adapters.lancedb.ranking import exact_top_k
+from vectorport.adapters.lancedb.search import AsyncTables, nearest
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
@@ -136,6 +139,8 @@ class LanceDBAdapter:
             kwargs["client_config"] = remote_client_config(timeout)
         with self._translated("connect"):
             self._db = lancedb.connect(uri, **kwargs)
+        # searches go through the async API (one round trip, no schema reads: .search)
+        self._search_tables = AsyncTables(lambda: lancedb.connect_async(uri, **kwargs))
         self._tables: dict[str, Any] = {}
         self._mixed: set[str] = set()  # tables seen holding several namespaces
         self._write_lock = threading.Lock()
@@ -187,6 +192,7 @@ class LanceDBAdapter:
 
     def _stored_spec(self, name: str) -> IndexSpec:
         self._tables.pop(name, None)  # re-open: another process may have replaced it
+        self._search_tables.forget(name)
         with self._translated("open_table", name):
             spec = codec.spec_from_schema(self._table(name).schema)
         if spec is None:
@@ -255,6 +261,7 @@ class LanceDBAdapter:
         with self._translated("drop_table", name):
             self._db.drop_table(name)
         self._tables.pop(name, None)
+        self._search_tables.forget(name)
         self._mixed.discard(name)
 
     # -- data ---------------------------------------------------------------------
@@ -313,7 +320,6 @@ class LanceDBAdapter:
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         assert request.vector is not None  # no sparse: the facade refuses sparse queries
         prepared = prepare_query(index, request, self._columns(request.include))  # as explain
-        table = self._table(index.name)
         vector = np.asarray(request.vector, dtype=np.float32)
         batches: dict[int, pa.Table] = {}
         # The namespace condition costs a fifth of a small exact search. While a table
@@ -324,34 +330,16 @@ class LanceDBAdapter:
         unscoped = (compile_filter(request.filter) if request.filter is not None else None)
 
         def run(depth: int, where: str | None, columns: list[str]) -> pa.Table:
-            with self._translated("search", index.name):  # building reads the schema
-                return build(depth, where, columns).to_arrow()
-
-        def build(depth: int, where: str | None, columns: list[str]) -> Any:
-            query = table.search(vector, vector_column_name=codec.VECTOR).distance_type(
-                prepared.distance_type)
-            if where is not None:
-                query = query.where(where, prefilter=True)
-            query = query.select(columns).limit(depth)
-            if prepared.exact:
-                query = query.bypass_vector_index()
-            else:
-                if prepared.nprobes is not None:
-                    query = query.nprobes(prepared.nprobes)
-                ef = prepared.ef_at(depth)
-                if ef is not None:
-                    query = query.ef(ef)
-                if prepared.refine_factor is not None:
-                    query = query.refine_factor(prepared.refine_factor)
-            return query
+            with self._translated("search", index.name):
+                return nearest(self._search_tables.table(index.name), prepared, vector, depth,
+                               where, columns, codec.VECTOR)
 
         def search(depth: int) -> tuple[list[str], Any]:
             nonlocal optimistic
             result = None
             if optimistic:
                 found = run(depth, unscoped, [*prepared.columns, codec.NAMESPACE])
-                if pc.all(pc.equal(found[codec.NAMESPACE], request.namespace)).as_py() in (
-                        True, None):  # None: no rows
+                if all(ns == request.namespace for ns in found[codec.NAMESPACE].to_pylist()):
                     result = found
                 else:
                     optimistic = False
@@ -359,8 +347,7 @@ class LanceDBAdapter:
             if result is None:
                 result = run(depth, prepared.where, list(prepared.columns))
             batches[depth] = result
-            vectors = result[codec.VECTOR].combine_chunks().flatten().to_numpy(
-                zero_copy_only=False).reshape(-1, index.dimension)
+            vectors = _matrix(result[codec.VECTOR], index.dimension)
             ids = result[codec.ID].to_pylist()
             scores = exact_scores(index.metric, vector, vectors) if ids else np.zeros(0)
             return ids, scores
@@ -374,18 +361,23 @@ class LanceDBAdapter:
     def _matches(self, result: pa.Table, ranked: Sequence[tuple[str, float, int]],
                  request: QueryRequest, dimension: int) -> list[Match]:
         """The ranked rows as matches, each column converted once for all of them (a
-        scalar at a time costs more than the rest of the mapping)."""
+        scalar at a time costs more than the rest of the mapping, and so does taking
+        the rows out of the Arrow table first)."""
         include = request.include
-        chosen = result.take(pa.array([position for _, _, position in ranked], pa.int64()))
+        positions = [position for _, _, position in ranked]
         count = len(ranked)
-        metadata = ([codec.decode_metadata(text) for text in chosen[codec.META].to_pylist()]
-                    if include.metadata else [None] * count)
-        documents = (chosen[codec.DOCUMENT].to_pylist() if include.documents
-                     else [None] * count)
+        metadata: list[Any] = [None] * count
+        if include.metadata:
+            texts = _python_values(result[codec.META])
+            metadata = [codec.decode_metadata(texts[p]) for p in positions]
+        documents: list[Any] = [None] * count
+        if include.documents:
+            column = result[codec.DOCUMENT].to_pylist()
+            documents = [column[p] for p in positions]
         vectors: list[Any] = [None] * count
         if include.vectors and count:
-            flat = chosen[codec.VECTOR].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            vectors = [read_only_float32(row) for row in flat.reshape(-1, dimension)]
+            matrix = _matrix(result[codec.VECTOR], dimension)
+            vectors = [read_only_float32(matrix[p]) for p in positions]
         return [Match(id=rid, score=score, metadata=meta, vector=vector, document=document)
                 for (rid, score, _), meta, vector, document
                 in zip(ranked, metadata, vectors, documents, strict=True)]
@@ -451,6 +443,22 @@ class LanceDBAdapter:
 
     def close(self) -> None:
         self._tables.clear()
+        self._search_tables.clear()
+
+
+def _matrix(column: pa.ChunkedArray, dimension: int) -> Any:
+    """A fixed-size-list column of vectors as one (rows × dimension) float32 array."""
+    chunk = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return chunk.flatten().to_numpy(zero_copy_only=False).reshape(-1, dimension)
+
+
+def _python_values(column: pa.ChunkedArray) -> list[Any]:
+    """A column's values; a JSON column's as their text, read from its string storage
+    (the extension type's own conversion is ten times slower)."""
+    if isinstance(column.type, pa.BaseExtensionType):
+        return [value for chunk in column.chunks for value in chunk.storage.to_pylist()]
+    values: list[Any] = column.to_pylist()
+    return values
 
 
 __all__ = ["LanceDBAdapter"]

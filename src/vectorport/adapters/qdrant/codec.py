@@ -25,6 +25,9 @@ from vectorport.core.types import (
 
 VectorValue = list[float] | SparseVector
 """A vector as written (the SDKs take lists)."""
+QueryValue = DenseVector | SparseVector
+"""A query vector as the adapter holds it: dense ones as the validated float32 array,
+which each engine hands its SDK in the form that SDK copies cheapest."""
 HitVector = DenseVector | SparseVector
 """A vector as read back: dense ones as read-only float32 arrays, made once per hit, so
 that scoring and the returned match share them without copies."""
@@ -170,5 +173,5 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
     return Hit(uid=str(point.id), payload=point.payload or {}, vectors=vectors,
                score=float(getattr(point, "score", 0.0)))
 
-__all__ = ["Hit", "HitVector", "Point", "dense_of", "metadata_of", "spec_from_json", "spec_to_json",
-           "stored_vector_name", "to_match", "to_point", "to_record", "vector_names"]
+__all__ = ["Hit", "HitVector", "Point", "QueryValue", "dense_of", "metadata_of", "spec_from_json",
+           "spec_to_json", "stored_vector_name", "to_match", "to_point", "to_record", "vector_names"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue
+from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
 
@@ -58,7 +58,7 @@ class Engine(Protocol):
 
     def delete_by_filter(self, name: str, flt: QdrantFilter) -> None: ...
 
-    def search(self, name: str, using: str, query: VectorValue, flt: QdrantFilter,
+    def search(self, name: str, using: str, query: QueryValue, flt: QdrantFilter,
                limit: int, vectors: Sequence[str], options: SearchOptions,
                strong: bool) -> list[Hit]: ...
 

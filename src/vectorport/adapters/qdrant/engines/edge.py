@@ -30,7 +30,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from vectorport.adapters.qdrant import naming
-from vectorport.adapters.qdrant.codec import Hit, Point, VectorValue, hit_of
+from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue, VectorValue, hit_of
 from vectorport.adapters.qdrant.errors import translated
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
@@ -266,7 +266,7 @@ class EdgeEngine:
             # counted as a tenth of the threshold: how many it removed is not reported
             shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge(flt)))
 
-    def search(self, name: str, using: str, query: VectorValue, flt: QdrantFilter,
+    def search(self, name: str, using: str, query: QueryValue, flt: QdrantFilter,
                limit: int, vectors: Sequence[str], options: SearchOptions,
                strong: bool) -> list[Hit]:
         shard = self._shard(name)
@@ -274,7 +274,8 @@ class EdgeEngine:
         if options.ef is not None or options.exact:
             params = qe.SearchParams(hnsw_ef=options.ef, exact=options.exact)
         request = qe.QueryRequest(
-            limit=limit, query=qe.Query.Nearest(_vector(query), using=using),
+            limit=limit, query=qe.Query.Nearest(_vector(
+                query if isinstance(query, SparseVector) else query.tolist()), using=using),
             filter=to_edge(flt), with_payload=True, with_vector=list(vectors) or False,
             params=params)
         with translated("query", name):
