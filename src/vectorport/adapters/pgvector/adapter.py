@@ -40,17 +40,17 @@ import numpy as np
 import psycopg
 from psycopg import AsyncConnection, Connection
 from psycopg import errors as pg_errors
-from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from vectorport.adapters.pgvector import bulk, copy_stream, explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import HALFVEC_LIMITS, PGVECTOR_CAPABILITIES
-from vectorport.adapters.pgvector.codec import (
-    match_of,
-    record_of,
-    register_codecs,
-    register_codecs_async,
+from vectorport.adapters.pgvector.codec import matches_of, records_of
+from vectorport.adapters.pgvector.connections import (
+    CONNECTION_KWARGS,
+    PooledConnection,
+    configure,
+    configure_async,
 )
 from vectorport.adapters.pgvector.errors import translate
 from vectorport.adapters.pgvector.explain import prepare_query
@@ -60,14 +60,13 @@ from vectorport.adapters.pgvector.jsonb import (
 from vectorport.adapters.pgvector.loop_pool import LoopPool
 from vectorport.adapters.pgvector.options import (
     IVF_DEFAULT_LISTS,
-    SESSION_DEFAULTS,
     ConnectionSettings,
     IndexLayout,
     connection_settings,
     default_ivf_lists,
     index_layout,
 )
-from vectorport.adapters.pgvector.schema import SET_LOCAL, STAGE_TABLES, Names
+from vectorport.adapters.pgvector.schema import SET_LOCAL, Names
 from vectorport.adapters.pgvector.statements import Statement
 from vectorport.adapters.pgvector.watchdog import within_deadline
 from vectorport.core import validation
@@ -93,11 +92,6 @@ from vectorport.core.types import (
 )
 
 BACKEND = "pgvector"
-_CONNECTION_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
-"""Autocommit (transactions are explicit), and no server-side prepared statements: a
-custom plan per query suits filtered vector search better than a generic one, and an
-index re-created under the same name with another vector type cannot trip a cached plan.
-"""
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -120,13 +114,14 @@ class PgvectorAdapter:
         self._settings = settings
         self._names = Names(settings.schema)
         self._bootstrap()
-        self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
+        self._pool: ConnectionPool[PooledConnection] = ConnectionPool(
             settings.conninfo,
+            connection_class=PooledConnection,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             timeout=settings.pool_timeout,
-            kwargs=_CONNECTION_KWARGS,
-            configure=_configure,
+            kwargs=CONNECTION_KWARGS,
+            configure=configure,
             name="vectorport-pgvector",
             open=True,
         )
@@ -191,7 +186,7 @@ class PgvectorAdapter:
         return f"PostgreSQL {server.split()[0]} + pgvector {extension}"
 
     @contextmanager
-    def _connect(self, operation: str, index: str | None = None) -> Iterator[Connection[Any]]:
+    def _connect(self, operation: str, index: str | None = None) -> Iterator[PooledConnection]:
         try:
             # never wait for a pooled connection past the call's deadline
             with self._pool.connection(request_timeout(self._settings.pool_timeout)) as conn, \
@@ -378,7 +373,7 @@ class PgvectorAdapter:
         prepared = prepare_query(self._names, index, request)  # explain builds the same
         settings, stmt = prepared.settings, prepared.statement
         with self._connect("query", index.name) as conn:
-            cur = conn.cursor(binary=True, row_factory=dict_row)
+            cur = conn.reader()
             if settings:
                 with conn.transaction():
                     for name, value in settings:
@@ -386,7 +381,7 @@ class PgvectorAdapter:
                     rows = cur.execute(stmt.sql, stmt.params).fetchall()
             else:
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
-        return [match_of(row) for row in rows]
+        return matches_of(rows, request.include)
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         return explain.explain_query(self._names, index, request)
@@ -395,10 +390,8 @@ class PgvectorAdapter:
         layout = index_layout(index)
         stmt = statements.fetch(self._names, layout, namespace, ids)
         with self._connect("fetch", index.name) as conn:
-            rows = conn.cursor(binary=True, row_factory=dict_row).execute(
-                stmt.sql, stmt.params
-            ).fetchall()
-        return [record_of(row) for row in rows]
+            rows = conn.reader().execute(stmt.sql, stmt.params).fetchall()
+        return records_of(rows)
 
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
@@ -444,10 +437,10 @@ class PgvectorAdapter:
                                limit=page_size, cursor=cursor)
         with self._connect("scan", index.name) as conn, conn.transaction():
             _walk_the_key(conn)
-            rows = conn.cursor(binary=True, row_factory=dict_row).execute(
-                stmt.sql, stmt.params
-            ).fetchall()
-        records = tuple(record_of(row) for row in rows[:page_size])
+            # a cursor of its own: the reused one would hold a whole page until the next call
+            with conn.cursor(binary=True) as cur:
+                rows = cur.execute(stmt.sql, stmt.params).fetchall()
+        records = tuple(records_of(rows[:page_size]))
         more = len(rows) > page_size
         return RecordPage(records, records[-1].id if more else None)
 
@@ -495,7 +488,7 @@ class PgvectorAdapter:
                     old.discard()
                     del self._async_pools[key]
             entry = LoopPool(loop, self._settings.conninfo, self._settings.pool_max_size,
-                             _CONNECTION_KWARGS, _configure_async)
+                             CONNECTION_KWARGS, configure_async)
             self._async_pools[id(loop)] = entry
         return entry
 
@@ -526,7 +519,7 @@ class PgvectorAdapter:
         prepared = prepare_query(self._names, index, request)
         settings, stmt = prepared.settings, prepared.statement
         async with self._aconnect("query", index.name) as conn:
-            cur = conn.cursor(binary=True, row_factory=dict_row)
+            cur = conn.cursor(binary=True)
             if settings:
                 async with conn.transaction():
                     for name, value in settings:
@@ -536,41 +529,19 @@ class PgvectorAdapter:
             else:
                 await cur.execute(stmt.sql, stmt.params)
                 rows = await cur.fetchall()
-        return [match_of(row) for row in rows]
+        return matches_of(rows, request.include)
 
     async def afetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         layout = index_layout(index)
         stmt = statements.fetch(self._names, layout, namespace, ids)
         async with self._aconnect("fetch", index.name) as conn:
-            cur = conn.cursor(binary=True, row_factory=dict_row)
+            cur = conn.cursor(binary=True)
             await cur.execute(stmt.sql, stmt.params)
             rows = await cur.fetchall()
-        return [record_of(row) for row in rows]
+        return records_of(rows)
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
         entry = self._async_pools.pop(id(loop), None)
         if entry is not None and entry.loop is loop:
             await entry.close()
-
-
-# -- connection setup ------------------------------------------------------------------
-
-_STAGE_DDL = [schema.create_stage_table(kind) for kind in STAGE_TABLES]
-
-
-def _configure(conn: Connection[Any]) -> None:
-    """Run once per pooled connection: types, staging tables, session defaults."""
-    register_codecs(conn)
-    for ddl in _STAGE_DDL:
-        conn.execute(ddl)
-    for name, value in SESSION_DEFAULTS:
-        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-
-
-async def _configure_async(conn: AsyncConnection[Any]) -> None:
-    await register_codecs_async(conn)
-    for ddl in _STAGE_DDL:
-        await conn.execute(ddl)
-    for name, value in SESSION_DEFAULTS:
-        await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
