@@ -14,8 +14,9 @@ like any other condition; iterative scans (on by default) keep it returning ``to
 Consistency is PostgreSQL's: every call commits before it returns, so a read after a
 write sees it ("strong"; "eventual" is served the same way).
 
-Writes: each upsert batch is one transaction: binary COPY into a session-private staging
-table, then one ``INSERT … ON CONFLICT (namespace, id) DO UPDATE``. Queries that need
+Writes: each upsert batch is one ``INSERT … SELECT FROM unnest(…) ON CONFLICT (namespace,
+id) DO UPDATE`` over binary array parameters (:mod:`.array_params`): one statement, so one
+transaction and one round trip. Queries that need
 ``SET LOCAL`` (``ef`` → ``hnsw.ef_search``, ``probes`` → ``ivfflat.probes``, iterative
 scan options) run in their own transaction, so the settings end with the query.
 
@@ -43,7 +44,7 @@ from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from vectorport.adapters.pgvector import bulk, copy_stream, explain, schema, statements
+from vectorport.adapters.pgvector import array_params, bulk, explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import HALFVEC_LIMITS, PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import matches_of, records_of
 from vectorport.adapters.pgvector.connections import (
@@ -51,6 +52,7 @@ from vectorport.adapters.pgvector.connections import (
     PooledConnection,
     configure,
     configure_async,
+    type_oids,
 )
 from vectorport.adapters.pgvector.errors import translate
 from vectorport.adapters.pgvector.explain import prepare_query
@@ -318,12 +320,16 @@ class PgvectorAdapter:
     # -- data -------------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        """One ``INSERT … SELECT FROM unnest(…)`` of the batch as arrays (see
+        :mod:`.array_params`): its own transaction, one round trip."""
         layout = index_layout(index)
-        merge = statements.merge_stage(self._names, layout, namespace)
-        with self._connect("upsert", index.name) as conn, conn.transaction():
-            with conn.cursor() as cur, cur.copy(statements.copy_into_stage(layout)) as copy:
-                copy.write(copy_stream.encode(records, layout.vector_type, None))
-            conn.execute(merge.sql, merge.params)
+        if not records:
+            return
+        merge = statements.merge_arrays(self._names, layout)
+        with self._connect("upsert", index.name) as conn:
+            arrays = array_params.encode(records, layout.vector_type,
+                                         *type_oids(conn, layout.vector_type))
+            conn.reader().execute(merge, (namespace, *arrays))
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
@@ -507,13 +513,13 @@ class PgvectorAdapter:
 
     async def aupsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         layout = index_layout(index)
-        merge = statements.merge_stage(self._names, layout, namespace)
-        async with self._aconnect("upsert", index.name) as conn, conn.transaction():
-            async with conn.cursor() as cur, cur.copy(
-                statements.copy_into_stage(layout)
-            ) as copy:
-                await copy.write(copy_stream.encode(records, layout.vector_type, None))
-            await conn.execute(merge.sql, merge.params)
+        if not records:
+            return
+        merge = statements.merge_arrays(self._names, layout)
+        async with self._aconnect("upsert", index.name) as conn:
+            arrays = array_params.encode(records, layout.vector_type,
+                                         *type_oids(conn, layout.vector_type))
+            await conn.cursor(binary=True).execute(merge, (namespace, *arrays))
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)

@@ -14,6 +14,7 @@ from typing import Any
 from psycopg import AsyncConnection, Connection, Cursor
 
 from vectorport.adapters.pgvector import schema
+from vectorport.adapters.pgvector.array_params import ArrayParam, ArrayParamDumper
 from vectorport.adapters.pgvector.codec import register_codecs, register_codecs_async
 from vectorport.adapters.pgvector.options import SESSION_DEFAULTS
 from vectorport.adapters.pgvector.schema import STAGE_TABLES
@@ -25,6 +26,13 @@ index re-created under the same name with another vector type cannot trip a cach
 """
 
 _STAGE_DDL = [schema.create_stage_table(kind) for kind in STAGE_TABLES]
+
+
+def type_oids(conn: Connection[Any] | AsyncConnection[Any], vector_type: str) -> tuple[int, int]:
+    """The OIDs of ``vector_type`` and ``sparsevec`` in this database (pgvector's types
+    get theirs when the extension is created), as the array encoder needs them."""
+    types = conn.adapters.types
+    return types[vector_type].oid, types["sparsevec"].oid
 
 
 class PooledConnection(Connection[Any]):
@@ -43,6 +51,7 @@ class PooledConnection(Connection[Any]):
 def configure(conn: Connection[Any]) -> None:
     """Run once per pooled connection: types, staging tables, session defaults."""
     register_codecs(conn)
+    conn.adapters.register_dumper(ArrayParam, ArrayParamDumper)
     for ddl in _STAGE_DDL:
         conn.execute(ddl)
     for name, value in SESSION_DEFAULTS:
@@ -51,6 +60,7 @@ def configure(conn: Connection[Any]) -> None:
 
 async def configure_async(conn: AsyncConnection[Any]) -> None:
     await register_codecs_async(conn)
+    conn.adapters.register_dumper(ArrayParam, ArrayParamDumper)
     for ddl in _STAGE_DDL:
         await conn.execute(ddl)
     for name, value in SESSION_DEFAULTS:

@@ -38,11 +38,11 @@ from vectorport.core.types import Record, SparseVector
 
 HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # signature, flags 0, no header extension
 TRAILER = b"\xff\xff"
-_NULL = b"\xff\xff\xff\xff"
+NULL_FIELD = b"\xff\xff\xff\xff"
 _INT32 = struct.Struct(">i")
 _VECTOR_PREFIX = struct.Struct(">iHH")  # field length, dimension, unused
 _SPARSE_HEADER = struct.Struct(">iiii")  # field length, dimensions, nonzero count, unused
-_JSONB_VERSION = b"\x01"
+JSONB_VERSION = b"\x01"
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False,
                           allow_nan=False).encode
 
@@ -71,7 +71,7 @@ def metadata_bytes(metadata: Mapping[str, object]) -> bytes:
     return text.encode("utf-8")
 
 
-def _sparse_field(sparse: SparseVector) -> bytes:
+def sparse_field(sparse: SparseVector) -> bytes:
     indices = np.asarray(sparse.indices, dtype=">i4")
     values = np.asarray(sparse.values, dtype=">f4")
     if not values.all():  # pgvector stores no explicit zeros (they add nothing)
@@ -105,15 +105,15 @@ def encode(records: Sequence[Record], vector_type: str, namespace: str | None) -
         key = rec.id.encode("utf-8")
         meta = metadata_bytes(rec.metadata)
         document = rec.document
-        doc = _NULL if document is None else _text_field(document)
-        sparse = _NULL if rec.sparse is None else _sparse_field(rec.sparse)
+        doc = NULL_FIELD if document is None else text_field(document)
+        sparse = NULL_FIELD if rec.sparse is None else sparse_field(rec.sparse)
         extend((lead, pack(len(key)), key, vector_prefix, flat[offset:offset + width], sparse,
-                pack(len(meta) + 1), _JSONB_VERSION, meta, doc))
+                pack(len(meta) + 1), JSONB_VERSION, meta, doc))
         offset += width
     parts.append(TRAILER)
     return b"".join(parts)
 
 
-def _text_field(text: str) -> bytes:
+def text_field(text: str) -> bytes:
     data = text.encode("utf-8")
     return _INT32.pack(len(data)) + data
