@@ -18,8 +18,9 @@ the encoder is given the connection's OIDs of pgvector's types.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from psycopg.adapt import Dumper
@@ -34,6 +35,7 @@ from vectorport.adapters.pgvector.copy_stream import (
 )
 from vectorport.core.types import Record
 
+T = TypeVar("T")
 TEXT_OID = 25
 JSONB_OID = 3802
 _HEADER = struct.Struct(">iiIii")  # ndim 1, has-nulls flag, element OID, length, lower bound 1
@@ -78,19 +80,25 @@ def encode(records: Sequence[Record], vector_type: str, vector_oid: int,
     pack = _INT32.pack
     ids: list[bytes] = []
     metas: list[bytes] = []
-    sparse: list[bytes] = []
-    docs: list[bytes] = []
     for rec in records:
         key = rec.id.encode("utf-8")
         meta = metadata_bytes(rec.metadata)
         ids.append(pack(len(key)) + key)
         metas.append(pack(len(meta) + 1) + JSONB_VERSION + meta)
-        sparse.append(NULL_FIELD if rec.sparse is None else sparse_field(rec.sparse))
-        docs.append(NULL_FIELD if rec.document is None else text_field(rec.document))
     return (
         ArrayParam(_array(TEXT_OID, count, ids, False)),
         ArrayParam(_vectors(records, vector_type, vector_oid)),
-        ArrayParam(_array(sparse_oid, count, sparse, NULL_FIELD in sparse)),
+        ArrayParam(_optional(sparse_oid, count, [rec.sparse for rec in records], sparse_field)),
         ArrayParam(_array(JSONB_OID, count, metas, False)),
-        ArrayParam(_array(TEXT_OID, count, docs, NULL_FIELD in docs)),
+        ArrayParam(_optional(TEXT_OID, count, [rec.document for rec in records], text_field)),
     )
+
+
+def _optional(element_oid: int, count: int, values: Sequence[T | None],
+              field: Callable[[T], bytes]) -> bytes:
+    """An array of optional values; all NULL (the common case) without a loop."""
+    present = sum(value is not None for value in values)
+    if not present:
+        return _HEADER.pack(1, 1, element_oid, count, 1) + NULL_FIELD * count
+    elements = [NULL_FIELD if value is None else field(value) for value in values]
+    return _array(element_oid, count, elements, present < count)
