@@ -72,3 +72,14 @@ def test_mixed_batches_and_replacement_match_the_reference(pair: tuple[Any, Any]
             for entry in (*want.values(), *have.values()):  # float16 storage
                 entry["vector"] = np.asarray(entry["vector"], dtype=np.float16).tolist()
         assert have == want
+
+
+def test_a_scan_reads_what_fetch_reads(pair: tuple[Any, Any]) -> None:
+    """Scans convert a page's vectors at once (both vector types, pages of several)."""
+    pg_index, _ = pair
+    batch = _batch(8, 2, 23)
+    pg_index.upsert(batch)
+    fetched = {rid: _plain(rec) for rid, rec in pg_index.fetch([r.id for r in batch]).items()}
+    scanned = {rec.id: _plain(rec) for rec in pg_index.iter_records(page_size=5)}
+    assert scanned == fetched
+    assert all(not rec.vector.flags.writeable for rec in pg_index.iter_records(page_size=5))

@@ -46,7 +46,12 @@ from psycopg_pool import ConnectionPool
 
 from vectorport.adapters.pgvector import array_params, bulk, explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import HALFVEC_LIMITS, PGVECTOR_CAPABILITIES
-from vectorport.adapters.pgvector.codec import matches_of, records_of
+from vectorport.adapters.pgvector.codec import (
+    matches_of,
+    raw_vectors,
+    records_of,
+    records_of_page,
+)
 from vectorport.adapters.pgvector.connections import (
     CONNECTION_KWARGS,
     PooledConnection,
@@ -439,14 +444,17 @@ class PgvectorAdapter:
         cursor, as with the id listing."""
         if cursor is not None:
             check_text(cursor, "cursors")
-        stmt = statements.scan(self._names, index_layout(index), namespace, node=filter,
+        layout = index_layout(index)
+        stmt = statements.scan(self._names, layout, namespace, node=filter,
                                limit=page_size, cursor=cursor)
         with self._connect("scan", index.name) as conn, conn.transaction():
             _walk_the_key(conn)
-            # a cursor of its own: the reused one would hold a whole page until the next call
+            # a cursor of its own: the reused one would hold a whole page until the next
+            # call, and this one reads vectors as bytes, converted a page at a time
             with conn.cursor(binary=True) as cur:
+                raw_vectors(cur, layout.vector_type)
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
-        records = tuple(records_of(rows[:page_size]))
+        records = tuple(records_of_page(rows[:page_size], layout.vector_type))
         more = len(rows) > page_size
         return RecordPage(records, records[-1].id if more else None)
 

@@ -120,6 +120,22 @@ class _MetadataLoader(Loader):
         return load_metadata(data[1:])  # bytes or memoryview, as psycopg hands it
 
 
+class _RawVectorLoader(Loader):
+    """A ``vector`` / ``halfvec`` as its wire bytes, for :func:`records_of_page` to
+    convert a whole page at once."""
+
+    format = Format.BINARY
+
+    def load(self, data: Any) -> bytes:
+        return bytes(data)
+
+
+def raw_vectors(cursor: Any, vector_type: str) -> None:
+    """Make ``cursor`` (only it: a cursor has its own copy of the adapters) load the
+    column of ``vector_type`` as wire bytes."""
+    cursor.adapters.register_loader(cursor.adapters.types[vector_type].oid, _RawVectorLoader)
+
+
 def _register_codecs(conn: Connection[Any] | AsyncConnection[Any]) -> None:
     adapters = conn.adapters
     oids = {name: adapters.types[name].oid for name in ("vector", "halfvec", "sparsevec")}
@@ -180,6 +196,27 @@ def records_of(rows: Sequence[tuple[Any, ...]]) -> list[Record]:
     return [
         Record(id=row[0], vector=row[1], sparse=row[2], metadata=row[3], document=row[4])
         for row in rows
+    ]
+
+
+def records_of_page(rows: Sequence[tuple[Any, ...]], vector_type: str) -> list[Record]:
+    """:func:`records_of` for rows whose vectors are wire bytes (:func:`raw_vectors`):
+    the page's vectors become one float32 matrix in one conversion, each record holding
+    a read-only row of it (a loader per row cost ~2 µs a record, most of a scan's
+    client time)."""
+    if not rows:
+        return []
+    width = len(rows[0][1])
+    raw = b"".join([row[1] for row in rows])
+    if len(raw) != width * len(rows):  # rows of different sizes: never for one index
+        raise ValueError("the vectors of one page differ in size")
+    dtype = ">f2" if vector_type == "halfvec" else ">f4"
+    wire = np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), width)[:, 4:]
+    matrix = wire.view(dtype).astype(np.float32)
+    matrix.setflags(write=False)
+    return [
+        Record(id=row[0], vector=vector, sparse=row[2], metadata=row[3], document=row[4])
+        for row, vector in zip(rows, matrix, strict=True)
     ]
 
 
