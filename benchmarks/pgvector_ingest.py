@@ -5,8 +5,8 @@ Loads, each into an empty table on the same server, from the same Python data (i
 float32 matrix, metadata dicts, texts), batches of 5,000 for everyone:
 
 - **vectorport**: ``index.upsert(records)`` into an index created with
-  ``defer_index`` (its batches: binary COPY into a session temp table, then one
-  ``INSERT … ON CONFLICT`` each, two batches in flight);
+  ``defer_index`` (its batches: one ``INSERT … SELECT FROM unnest(…) ON CONFLICT`` of
+  binary array parameters each, two batches in flight);
 - **raw**: what a careful user writes with psycopg and pgvector-python on one
   connection: binary COPY into a temp table, then ``INSERT … ON CONFLICT`` per batch,
   into a table of the same layout (created by vectorport, so the same columns, primary

@@ -14,8 +14,9 @@ like any other condition; iterative scans (on by default) keep it returning ``to
 Consistency is PostgreSQL's: every call commits before it returns, so a read after a
 write sees it ("strong"; "eventual" is served the same way).
 
-Writes: each upsert batch is one transaction: binary COPY into a session-private staging
-table, then one ``INSERT … ON CONFLICT (namespace, id) DO UPDATE``. Queries that need
+Writes: each upsert batch is one ``INSERT … SELECT FROM unnest(…) ON CONFLICT (namespace,
+id) DO UPDATE`` over binary array parameters (:mod:`.array_params`): one statement, so one
+transaction and one round trip. Queries that need
 ``SET LOCAL`` (``ef`` → ``hnsw.ef_search``, ``probes`` → ``ivfflat.probes``, iterative
 scan options) run in their own transaction, so the settings end with the query.
 
@@ -40,17 +41,23 @@ import numpy as np
 import psycopg
 from psycopg import AsyncConnection, Connection
 from psycopg import errors as pg_errors
-from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from vectorport.adapters.pgvector import bulk, copy_stream, explain, schema, statements
+from vectorport.adapters.pgvector import array_params, bulk, explain, schema, statements
 from vectorport.adapters.pgvector.capabilities import HALFVEC_LIMITS, PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
-    match_of,
-    record_of,
-    register_codecs,
-    register_codecs_async,
+    matches_of,
+    raw_vectors,
+    records_of,
+    records_of_page,
+)
+from vectorport.adapters.pgvector.connections import (
+    CONNECTION_KWARGS,
+    PooledConnection,
+    configure,
+    configure_async,
+    type_oids,
 )
 from vectorport.adapters.pgvector.errors import translate
 from vectorport.adapters.pgvector.explain import prepare_query
@@ -60,14 +67,13 @@ from vectorport.adapters.pgvector.jsonb import (
 from vectorport.adapters.pgvector.loop_pool import LoopPool
 from vectorport.adapters.pgvector.options import (
     IVF_DEFAULT_LISTS,
-    SESSION_DEFAULTS,
     ConnectionSettings,
     IndexLayout,
     connection_settings,
     default_ivf_lists,
     index_layout,
 )
-from vectorport.adapters.pgvector.schema import SET_LOCAL, STAGE_TABLES, Names
+from vectorport.adapters.pgvector.schema import SET_LOCAL, Names
 from vectorport.adapters.pgvector.statements import Statement
 from vectorport.adapters.pgvector.watchdog import within_deadline
 from vectorport.core import validation
@@ -93,11 +99,6 @@ from vectorport.core.types import (
 )
 
 BACKEND = "pgvector"
-_CONNECTION_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
-"""Autocommit (transactions are explicit), and no server-side prepared statements: a
-custom plan per query suits filtered vector search better than a generic one, and an
-index re-created under the same name with another vector type cannot trip a cached plan.
-"""
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -120,13 +121,14 @@ class PgvectorAdapter:
         self._settings = settings
         self._names = Names(settings.schema)
         self._bootstrap()
-        self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
+        self._pool: ConnectionPool[PooledConnection] = ConnectionPool(
             settings.conninfo,
+            connection_class=PooledConnection,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             timeout=settings.pool_timeout,
-            kwargs=_CONNECTION_KWARGS,
-            configure=_configure,
+            kwargs=CONNECTION_KWARGS,
+            configure=configure,
             name="vectorport-pgvector",
             open=True,
         )
@@ -191,12 +193,19 @@ class PgvectorAdapter:
         return f"PostgreSQL {server.split()[0]} + pgvector {extension}"
 
     @contextmanager
-    def _connect(self, operation: str, index: str | None = None) -> Iterator[Connection[Any]]:
+    def _connect(self, operation: str, index: str | None = None) -> Iterator[PooledConnection]:
+        pool = self._pool
         try:
             # never wait for a pooled connection past the call's deadline
-            with self._pool.connection(request_timeout(self._settings.pool_timeout)) as conn, \
-                    within_deadline(conn, operation, index):
-                yield conn
+            conn = pool.getconn(request_timeout(self._settings.pool_timeout))
+            # not pool.connection(): its `with conn` adds a commit (a no-op: autocommit)
+            # and a generator, ~7 µs a call; putconn rolls back a transaction left open
+            # and replaces a broken connection just the same
+            try:
+                with within_deadline(conn, operation, index):
+                    yield conn
+            finally:
+                pool.putconn(conn)
         except VectorportError:
             raise
         except Exception as exc:
@@ -323,12 +332,16 @@ class PgvectorAdapter:
     # -- data -------------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        """One ``INSERT … SELECT FROM unnest(…)`` of the batch as arrays (see
+        :mod:`.array_params`): its own transaction, one round trip."""
         layout = index_layout(index)
-        merge = statements.merge_stage(self._names, layout, namespace)
-        with self._connect("upsert", index.name) as conn, conn.transaction():
-            with conn.cursor() as cur, cur.copy(statements.copy_into_stage(layout)) as copy:
-                copy.write(copy_stream.encode(records, layout.vector_type, None))
-            conn.execute(merge.sql, merge.params)
+        if not records:
+            return
+        merge = statements.merge_arrays(self._names, layout)
+        with self._connect("upsert", index.name) as conn:
+            arrays = array_params.encode(records, layout.vector_type,
+                                         *type_oids(conn, layout.vector_type))
+            conn.reader().execute(merge, (namespace, *arrays))
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
@@ -378,7 +391,7 @@ class PgvectorAdapter:
         prepared = prepare_query(self._names, index, request)  # explain builds the same
         settings, stmt = prepared.settings, prepared.statement
         with self._connect("query", index.name) as conn:
-            cur = conn.cursor(binary=True, row_factory=dict_row)
+            cur = conn.reader()
             if settings:
                 with conn.transaction():
                     for name, value in settings:
@@ -386,7 +399,7 @@ class PgvectorAdapter:
                     rows = cur.execute(stmt.sql, stmt.params).fetchall()
             else:
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
-        return [match_of(row) for row in rows]
+        return matches_of(rows, request.include)
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         return explain.explain_query(self._names, index, request)
@@ -395,10 +408,8 @@ class PgvectorAdapter:
         layout = index_layout(index)
         stmt = statements.fetch(self._names, layout, namespace, ids)
         with self._connect("fetch", index.name) as conn:
-            rows = conn.cursor(binary=True, row_factory=dict_row).execute(
-                stmt.sql, stmt.params
-            ).fetchall()
-        return [record_of(row) for row in rows]
+            rows = conn.reader().execute(stmt.sql, stmt.params).fetchall()
+        return records_of(rows)
 
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
@@ -440,14 +451,17 @@ class PgvectorAdapter:
         cursor, as with the id listing."""
         if cursor is not None:
             check_text(cursor, "cursors")
-        stmt = statements.scan(self._names, index_layout(index), namespace, node=filter,
+        layout = index_layout(index)
+        stmt = statements.scan(self._names, layout, namespace, node=filter,
                                limit=page_size, cursor=cursor)
         with self._connect("scan", index.name) as conn, conn.transaction():
             _walk_the_key(conn)
-            rows = conn.cursor(binary=True, row_factory=dict_row).execute(
-                stmt.sql, stmt.params
-            ).fetchall()
-        records = tuple(record_of(row) for row in rows[:page_size])
+            # a cursor of its own: the reused one would hold a whole page until the next
+            # call, and this one reads vectors as bytes, converted a page at a time
+            with conn.cursor(binary=True) as cur:
+                raw_vectors(cur, layout.vector_type)
+                rows = cur.execute(stmt.sql, stmt.params).fetchall()
+        records = tuple(records_of_page(rows[:page_size], layout.vector_type))
         more = len(rows) > page_size
         return RecordPage(records, records[-1].id if more else None)
 
@@ -495,7 +509,7 @@ class PgvectorAdapter:
                     old.discard()
                     del self._async_pools[key]
             entry = LoopPool(loop, self._settings.conninfo, self._settings.pool_max_size,
-                             _CONNECTION_KWARGS, _configure_async)
+                             CONNECTION_KWARGS, configure_async)
             self._async_pools[id(loop)] = entry
         return entry
 
@@ -514,19 +528,19 @@ class PgvectorAdapter:
 
     async def aupsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         layout = index_layout(index)
-        merge = statements.merge_stage(self._names, layout, namespace)
-        async with self._aconnect("upsert", index.name) as conn, conn.transaction():
-            async with conn.cursor() as cur, cur.copy(
-                statements.copy_into_stage(layout)
-            ) as copy:
-                await copy.write(copy_stream.encode(records, layout.vector_type, None))
-            await conn.execute(merge.sql, merge.params)
+        if not records:
+            return
+        merge = statements.merge_arrays(self._names, layout)
+        async with self._aconnect("upsert", index.name) as conn:
+            arrays = array_params.encode(records, layout.vector_type,
+                                         *type_oids(conn, layout.vector_type))
+            await conn.cursor(binary=True).execute(merge, (namespace, *arrays))
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)
         settings, stmt = prepared.settings, prepared.statement
         async with self._aconnect("query", index.name) as conn:
-            cur = conn.cursor(binary=True, row_factory=dict_row)
+            cur = conn.cursor(binary=True)
             if settings:
                 async with conn.transaction():
                     for name, value in settings:
@@ -536,41 +550,19 @@ class PgvectorAdapter:
             else:
                 await cur.execute(stmt.sql, stmt.params)
                 rows = await cur.fetchall()
-        return [match_of(row) for row in rows]
+        return matches_of(rows, request.include)
 
     async def afetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         layout = index_layout(index)
         stmt = statements.fetch(self._names, layout, namespace, ids)
         async with self._aconnect("fetch", index.name) as conn:
-            cur = conn.cursor(binary=True, row_factory=dict_row)
+            cur = conn.cursor(binary=True)
             await cur.execute(stmt.sql, stmt.params)
             rows = await cur.fetchall()
-        return [record_of(row) for row in rows]
+        return records_of(rows)
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
         entry = self._async_pools.pop(id(loop), None)
         if entry is not None and entry.loop is loop:
             await entry.close()
-
-
-# -- connection setup ------------------------------------------------------------------
-
-_STAGE_DDL = [schema.create_stage_table(kind) for kind in STAGE_TABLES]
-
-
-def _configure(conn: Connection[Any]) -> None:
-    """Run once per pooled connection: types, staging tables, session defaults."""
-    register_codecs(conn)
-    for ddl in _STAGE_DDL:
-        conn.execute(ddl)
-    for name, value in SESSION_DEFAULTS:
-        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-
-
-async def _configure_async(conn: AsyncConnection[Any]) -> None:
-    await register_codecs_async(conn)
-    for ddl in _STAGE_DDL:
-        await conn.execute(ddl)
-    for name, value in SESSION_DEFAULTS:
-        await conn.execute("SELECT set_config(%s, %s, false)", (name, value))

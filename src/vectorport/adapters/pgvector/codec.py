@@ -11,7 +11,7 @@ becomes the wire bytes with one ``astype('>f4')``, and a loaded vector is one
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,9 +19,9 @@ from pgvector.psycopg import register_vector, register_vector_async
 from psycopg import AsyncConnection, Connection
 from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
-from psycopg.types.json import Jsonb
 
 from vectorport.adapterkit import (
+    Include,
     Match,
     QueryRequest,
     Record,
@@ -32,8 +32,7 @@ from vectorport.adapterkit import (
 )
 from vectorport.adapters.pgvector.capabilities import HALFVEC_MAX
 from vectorport.adapters.pgvector.jsonb import (
-    decode_metadata,
-    encode_metadata,
+    load_metadata,
 )
 from vectorport.adapters.pgvector.options import BACKEND, IndexLayout
 
@@ -103,6 +102,40 @@ class _SparseLoader(Loader):
         return SparseVector(tuple(indices.tolist()), tuple(values.tolist()))
 
 
+_JSONB_VERSION = 1
+
+
+class _MetadataLoader(Loader):
+    """``jsonb`` in binary (a version byte, then the JSON text) as canonical metadata.
+
+    Binary results are read only for the data columns (queries, fetches, scans), whose
+    one ``jsonb`` column is ``metadata``; the catalog is read in text and keeps psycopg's
+    own loader."""
+
+    format = Format.BINARY
+
+    def load(self, data: Any) -> Any:
+        if data[0] != _JSONB_VERSION:
+            raise ValueError(f"unknown jsonb binary format version {data[0]}")
+        return load_metadata(data[1:])  # bytes or memoryview, as psycopg hands it
+
+
+class _RawVectorLoader(Loader):
+    """A ``vector`` / ``halfvec`` as its wire bytes, for :func:`records_of_page` to
+    convert a whole page at once."""
+
+    format = Format.BINARY
+
+    def load(self, data: Any) -> bytes:
+        return bytes(data)
+
+
+def raw_vectors(cursor: Any, vector_type: str) -> None:
+    """Make ``cursor`` (only it: a cursor has its own copy of the adapters) load the
+    column of ``vector_type`` as wire bytes."""
+    cursor.adapters.register_loader(cursor.adapters.types[vector_type].oid, _RawVectorLoader)
+
+
 def _register_codecs(conn: Connection[Any] | AsyncConnection[Any]) -> None:
     adapters = conn.adapters
     oids = {name: adapters.types[name].oid for name in ("vector", "halfvec", "sparsevec")}
@@ -115,6 +148,7 @@ def _register_codecs(conn: Connection[Any] | AsyncConnection[Any]) -> None:
     adapters.register_loader(oids["vector"], _VectorLoader)
     adapters.register_loader(oids["halfvec"], _HalfvecLoader)
     adapters.register_loader(oids["sparsevec"], _SparseLoader)
+    adapters.register_loader("jsonb", _MetadataLoader)
 
 
 def register_codecs(conn: Connection[Any]) -> None:
@@ -131,37 +165,59 @@ async def register_codecs_async(conn: AsyncConnection[Any]) -> None:
 # -- rows in and out -------------------------------------------------------------------
 
 
-def stage_rows(records: Sequence[Record]) -> Iterator[tuple[object, ...]]:
-    for rec in records:
-        yield (
-            rec.id,
-            rec.vector,
-            rec.sparse,
-            Jsonb(rec.metadata, dumps=encode_metadata),
-            rec.document,
+def matches_of(rows: Sequence[tuple[Any, ...]], include: Include) -> list[Match]:
+    """Matches from the tuple rows of :func:`.statements.query`, whose columns are ``id,
+    score`` then ``metadata`` / ``document`` / ``embedding, sparse`` as ``include`` asks
+    (by position: a dict per row cost more than the mapping itself)."""
+    at = 2
+    meta = doc = vec = -1
+    if include.metadata:
+        meta, at = at, at + 1
+    if include.documents:
+        doc, at = at, at + 1
+    if include.vectors:
+        vec = at
+    return [
+        Match(
+            id=row[0],
+            score=float(row[1]),
+            metadata=row[meta] if meta >= 0 else None,  # canonical already (_MetadataLoader)
+            vector=row[vec] if vec >= 0 else None,
+            sparse=row[vec + 1] if vec >= 0 else None,
+            document=row[doc] if doc >= 0 else None,
         )
+        for row in rows
+    ]
 
 
-def match_of(row: Mapping[str, Any]) -> Match:
-    metadata = row.get("metadata")
-    return Match(
-        id=row["id"],
-        score=float(row["score"]),
-        metadata=decode_metadata(metadata) if metadata is not None else None,
-        vector=row.get("embedding"),
-        sparse=row.get("sparse"),
-        document=row.get("document"),
-    )
+def records_of(rows: Sequence[tuple[Any, ...]]) -> list[Record]:
+    """Records from tuple rows of ``id, embedding, sparse, metadata, document``
+    (:data:`.statements.RECORD_COLUMNS`)."""
+    return [
+        Record(id=row[0], vector=row[1], sparse=row[2], metadata=row[3], document=row[4])
+        for row in rows
+    ]
 
 
-def record_of(row: Mapping[str, Any]) -> Record:
-    return Record(
-        id=row["id"],
-        vector=row["embedding"],
-        metadata=decode_metadata(row["metadata"]),
-        sparse=row["sparse"],
-        document=row["document"],
-    )
+def records_of_page(rows: Sequence[tuple[Any, ...]], vector_type: str) -> list[Record]:
+    """:func:`records_of` for rows whose vectors are wire bytes (:func:`raw_vectors`):
+    the page's vectors become one float32 matrix in one conversion, each record holding
+    a read-only row of it (a loader per row cost ~2 µs a record, most of a scan's
+    client time)."""
+    if not rows:
+        return []
+    width = len(rows[0][1])
+    raw = b"".join([row[1] for row in rows])
+    if len(raw) != width * len(rows):  # rows of different sizes: never for one index
+        raise ValueError("the vectors of one page differ in size")
+    dtype = ">f2" if vector_type == "halfvec" else ">f4"
+    wire = np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), width)[:, 4:]
+    matrix = wire.view(dtype).astype(np.float32)
+    matrix.setflags(write=False)
+    return [
+        Record(id=row[0], vector=vector, sparse=row[2], metadata=row[3], document=row[4])
+        for row, vector in zip(rows, matrix, strict=True)
+    ]
 
 
 # -- checks before any I/O -------------------------------------------------------------

@@ -9,6 +9,13 @@ integral (``10000000000000000.0``), and every float comes back a float, every in
 
 Strings cannot hold NUL in ``jsonb`` (nor in ``text``); :func:`check_text` refuses them
 before any I/O rather than letting the server fail half-way through a batch.
+
+Reading: :func:`load_metadata` parses the server's text with orjson when it is installed
+(the ``pgvector`` extra brings it): about 1.5 µs for typical chunk metadata against 9–11
+µs for ``json.loads``, which was most of a top-10 query's client time. orjson keeps the
+kinds ``json`` keeps (``1`` int, ``1.0`` float, ``true`` bool, int64 exact) with one
+exception: an integer beyond 64 bits becomes a float. The contract's ints are int64, but
+a table may hold anything, so a float that large sends the row to ``json.loads``.
 """
 
 from __future__ import annotations
@@ -17,6 +24,11 @@ import json
 from collections.abc import Mapping
 from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
+
+try:  # a C parser ~7x faster than json's; optional so a bare psycopg install still works
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - the pgvector extra installs it
+    _orjson = None  # type: ignore[assignment]
 
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.types import MetadataValue
@@ -75,10 +87,48 @@ def check_metadata(metadata: Mapping[str, MetadataValue], what: str) -> None:
                 check_text(item, what)
 
 
+_INT64_FLOAT_BOUND = 2.0**63
+"""An integral float at least this large may be an integer orjson could not hold."""
+
+
+def _canonical(raw: Any) -> Any:
+    """``raw`` (a fresh value from ``json``) with its lists turned into tuples, in place."""
+    if type(raw) is dict:
+        for key, value in raw.items():
+            if type(value) is list:
+                raw[key] = tuple(value)  # replacing a value keeps the iteration valid
+    return raw
+
+
+def load_metadata(text: bytes | memoryview | str) -> Any:
+    """The canonical value of one ``jsonb`` text: a metadata object with lists as tuples.
+
+    The per-row path of every read, so written flat (each call level cost ~0.1 µs)."""
+    if _orjson is not None:
+        try:
+            raw = _orjson.loads(text)
+        except _orjson.JSONDecodeError:
+            raw = None  # json may still read it (orjson is stricter on odd input): below
+        else:
+            if type(raw) is not dict:
+                return raw
+            for key, value in raw.items():
+                kind = type(value)
+                if kind is list:
+                    raw[key] = tuple(value)  # replacing a value keeps the iteration valid
+                elif kind is float and abs(value) >= _INT64_FLOAT_BOUND:
+                    break  # maybe an integer beyond 64 bits: json keeps it an int
+            else:
+                return raw
+    return _canonical(json.loads(bytes(text) if isinstance(text, memoryview) else text))
+
+
 def decode_metadata(raw: Any) -> dict[str, MetadataValue]:
-    """The canonical form of a loaded ``jsonb`` object: lists become tuples."""
-    if isinstance(raw, (str, bytes)):
-        raw = json.loads(raw)
+    """The canonical form of a ``jsonb`` value: JSON text is parsed, lists become tuples
+    (values the connection's loader already made canonical pass through)."""
+    if isinstance(raw, (str, bytes, memoryview)):
+        result: dict[str, MetadataValue] = load_metadata(raw)
+        return result
     return {
         key: tuple(value) if isinstance(value, list) else value for key, value in raw.items()
     }

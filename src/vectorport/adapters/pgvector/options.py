@@ -195,8 +195,27 @@ class IndexLayout:
         return dict(self.ann_params)
 
 
+_LAYOUTS: dict[int, tuple[IndexSpec, IndexLayout]] = {}
+_LAYOUTS_MAX = 256
+
+
 def index_layout(spec: IndexSpec) -> IndexLayout:
-    """Validate the spec's pgvector-specific parts; raise before any I/O."""
+    """Validate the spec's pgvector-specific parts; raise before any I/O.
+
+    Remembered per spec object (an index handle passes the same one on every call):
+    parsing its options again was half of a query's statement building. The entry holds
+    the spec, so its ``id`` cannot be reused by another object while it is cached."""
+    hit = _LAYOUTS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    layout = _index_layout(spec)
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(spec)] = (spec, layout)
+    return layout
+
+
+def _index_layout(spec: IndexSpec) -> IndexLayout:
     options = INDEX_OPTIONS.index(spec)
     vector_type: VectorType = options["vector_type"]
     ann_limit = ANN_MAX_DIMENSIONS[vector_type]
@@ -254,7 +273,12 @@ class SearchSettings:
     settings: tuple[tuple[str, str], ...]
 
 
+_NO_SETTINGS = SearchSettings(())
+
+
 def search_settings(layout: IndexLayout, request: QueryRequest) -> SearchSettings:
+    if request.ef is None and request.probes is None and BACKEND not in request.backend_options:
+        return _NO_SETTINGS  # the common query: nothing to parse or set
     section = QUERY_OPTIONS.query(request)
     out: list[tuple[str, str]] = []
     if request.ef is not None:
