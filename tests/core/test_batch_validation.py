@@ -38,6 +38,22 @@ def _target(metric: str = "cosine") -> requests.Target:
 TARGETS = {metric: _target(metric) for metric in ("cosine", "euclidean")}
 
 
+def _declaring(caps: Any) -> requests.Target:
+    return dataclasses.replace(TARGETS["cosine"], backend="declared", capabilities=caps)
+
+
+# backends' declared limits the plain-batch shortcut (limits.plain_batch_holds) must
+# honour exactly: no NUL anywhere (pgvector), a document size (milvus), a short id
+_LOCAL_CAPS = TARGETS["cosine"].capabilities
+DECLARED = {
+    "no_nul": _declaring(dataclasses.replace(
+        _LOCAL_CAPS, limits=dataclasses.replace(_LOCAL_CAPS.limits, allow_nul=False))),
+    "short_docs_and_ids": _declaring(dataclasses.replace(
+        _LOCAL_CAPS, limits=dataclasses.replace(_LOCAL_CAPS.limits, max_document_bytes=3,
+                                                max_id_bytes=2))),
+}
+
+
 def _per_record(target: requests.Target, items: list[Any]) -> list[Record]:
     spec, caps = target.spec, target.capabilities
     by_id: dict[str, Record] = {}
@@ -68,8 +84,9 @@ def _same_records(got: list[Record], want: list[Record]) -> None:
         assert a.document == b.document and a.sparse == b.sparse
 
 
-def _check(items: list[Any], metric: str = "cosine") -> None:
-    target = TARGETS[metric]
+def _check(items: list[Any], metric: str = "cosine",
+           target: requests.Target | None = None) -> None:
+    target = target or TARGETS[metric]
     got = _outcome(lambda: requests.build_records(target, items))
     want = _outcome(lambda: _per_record(target, items))
     assert got[0] == want[0], (got, want)
@@ -142,12 +159,37 @@ def test_batch_path_answers_as_record_by_record(items: list[Any], metric: str) -
     _check(items, metric)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(raw_records(), max_size=6), st.sampled_from(sorted(DECLARED)))
+def test_declared_limits_are_kept_on_the_batch_path(items: list[Any], declared: str) -> None:
+    _check(items, target=DECLARED[declared])
+
+
+@pytest.mark.parametrize(("declared", "record"), [
+    ("no_nul", ("a", np.ones(DIM, dtype=np.float32), {"lang": "e\x00n"})),
+    ("no_nul", ("a", np.ones(DIM, dtype=np.float32), {"tags": ["x", "\x00"]})),
+    ("short_docs_and_ids", {"id": "ab", "vector": np.ones(DIM, dtype=np.float32),
+                            "document": "four"}),
+    ("short_docs_and_ids", {"id": "ab", "vector": np.ones(DIM, dtype=np.float32),
+                            "document": "é"}),  # 2 bytes: allowed
+    ("short_docs_and_ids", ("abc", np.ones(DIM, dtype=np.float32))),
+])
+def test_each_declared_limit_decides_as_record_by_record(declared: str, record: Any) -> None:
+    good = ("b", np.ones(DIM, dtype=np.float32), {"lang": "en"})
+    _check([good, record, good], target=DECLARED[declared])
+
+
+def _no_nul(size: int) -> st.SearchStrategy[str]:
+    """Text of the common kind (a NUL is rare, and is left to the per-record path)."""
+    return st.text(st.characters(blacklist_characters="\x00"), max_size=size)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),
                           st.lists(st.floats(-1e3, 1e3, width=32), min_size=DIM, max_size=DIM),
                           st.dictionaries(st.sampled_from(["year", "lang", "tags"]),
-                                          st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=4),
-                                                    st.lists(st.text(max_size=3), min_size=1),
+                                          st.one_of(st.integers(-(2**63), 2**63 - 1), _no_nul(4),
+                                                    st.lists(_no_nul(3), min_size=1),
                                                     st.floats(-5, 5), st.booleans()),
                                           max_size=3)), min_size=1, max_size=8))
 def test_valid_calls_take_the_batch_path(rows: list[tuple[str, list[float], dict[str, Any]]]

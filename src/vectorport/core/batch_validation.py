@@ -15,6 +15,10 @@ Anything unusual (a Mapping that is not a dict, a numpy scalar in metadata, a ve
 as a list, a sparse vector, a value near a limit) and every refusal goes to the
 per-record path, so errors, their order (the first bad record in call order) and their
 messages are those of :func:`validation.record` by construction.
+
+What the fast path accepts also carries facts the backends' declared limits use
+(:func:`vectorport.core.limits.plain_batch_holds`): every id is ASCII, and no id, metadata
+string or document holds a NUL character.
 """
 
 from __future__ import annotations
@@ -138,7 +142,10 @@ def _encodes(value: str) -> bool:
 
 
 def _plain_text(value: str) -> bool:
-    return value.isascii() or _encodes(value)
+    # no NUL either: a backend that refuses NUL in metadata then needs no string walk of
+    # its own for a record of this path (limits.plain_batch_holds); a NUL is rare, and the
+    # per-record path decides it exactly as before
+    return (value.isascii() or _encodes(value)) and "\x00" not in value
 
 
 def metadata(value: object) -> dict[str, MetadataValue] | None:

@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -227,6 +227,28 @@ def _check_size(limits: Limits, record: Record, refuse: _Refusal) -> None:
     if size > limits.max_record_bytes:
         raise refuse(f"metadata, document and type information take {size} bytes; "
                      f"at most {limits.max_record_bytes} per record")
+
+
+def plain_batch_holds(caps: Capabilities, records: Sequence[Record]) -> bool:
+    """Whether :func:`check_record_limits` can refuse none of ``records``, decided for the
+    whole call: ``records`` come from the batch fast path
+    (:func:`vectorport.core.batch_validation.validated_batch`: ASCII ids, no NUL in any id,
+    metadata string or document, no sparse vector) and their vectors passed
+    :func:`vector_limits_hold`. Then the only limits left are the ones below, and a
+    backend that declares none of them (or only ``allow_nul=False``, which such records
+    cannot break) needs no per-record pass. ``False``: check each record."""
+    limits = caps.limits
+    if (limits.id_size is not None or limits.id_pattern is not None
+            or limits.max_string_bytes is not None or limits.record_size is not None
+            or caps.max_metadata_bytes < validation.MAX_METADATA_BYTES):
+        return False
+    most = limits.max_document_bytes
+    if most is not None and any(  # a character is at most 4 bytes in UTF-8
+            record.document is not None and 4 * len(record.document) > most
+            and len(record.document.encode("utf-8")) > most for record in records):
+        return False
+    # an ASCII id's UTF-8 size is its length
+    return not records or max(len(record.id) for record in records) <= limits.max_id_bytes
 
 
 def check_record_limits(backend: str, caps: Capabilities, spec: IndexSpec, record: Record,

@@ -30,6 +30,7 @@ from vectorport.core.limits import (
     check_record_limits,
     check_sparse_query,
     filter_terms,
+    plain_batch_holds,
     vector_limits_hold,
 )
 from vectorport.core.scoring import sort_matches
@@ -158,6 +159,11 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
     # the backend's vector limits for the whole call in one comparison, when it can tell
     vectors_checked = batch is not None and vector_limits_hold(
         spec, caps.limits, batch.min_squared_norm, batch.max_abs_component)
+    if validated is not None and vectors_checked and plain_batch_holds(caps, validated):
+        # no declared limit can refuse any of them: one pass for documents and repeats
+        if not caps.documents and any(rec.document is not None for rec in validated):
+            raise target.unsupported("documents")
+        return _last_of_each(validated)
     by_id: dict[str, Record] = {}
     for position, raw in enumerate(items):
         rec = (validation.record(raw, spec.dimension, spec.sparse, position)
@@ -173,6 +179,15 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
     if failure is not None:  # the records before it were all valid: its error is the first
         raise failure
     return list(by_id.values())
+
+
+def _last_of_each(records: list[Record]) -> list[Record]:
+    """``records`` keeping, of a repeated id, only the last, at the last's position (as
+    the per-record loop's pop-and-insert does); the list itself when no id repeats."""
+    if len({rec.id for rec in records}) == len(records):
+        return records
+    last = {rec.id: position for position, rec in enumerate(records)}
+    return [rec for position, rec in enumerate(records) if last[rec.id] == position]
 
 
 def _collect(records: Iterable[Any]) -> tuple[list[Any], Exception | None]:
