@@ -51,6 +51,8 @@ DECLARED = {
     "short_docs_and_ids": _declaring(dataclasses.replace(
         _LOCAL_CAPS, limits=dataclasses.replace(_LOCAL_CAPS.limits, max_document_bytes=3,
                                                 max_id_bytes=2))),
+    "short_strings": _declaring(dataclasses.replace(
+        _LOCAL_CAPS, limits=dataclasses.replace(_LOCAL_CAPS.limits, max_string_bytes=5))),
 }
 
 
@@ -173,6 +175,9 @@ def test_declared_limits_are_kept_on_the_batch_path(items: list[Any], declared: 
     ("short_docs_and_ids", {"id": "ab", "vector": np.ones(DIM, dtype=np.float32),
                             "document": "é"}),  # 2 bytes: allowed
     ("short_docs_and_ids", ("abc", np.ones(DIM, dtype=np.float32))),
+    ("short_strings", ("a", np.ones(DIM, dtype=np.float32), {"lang": "sixsix"})),
+    ("short_strings", ("a", np.ones(DIM, dtype=np.float32), {"tags": ["ok", "éé"]})),  # 4 bytes
+    ("short_strings", ("a", np.ones(DIM, dtype=np.float32), {"tags": ["ok", "ééé"]})),  # 6
 ])
 def test_each_declared_limit_decides_as_record_by_record(declared: str, record: Any) -> None:
     good = ("b", np.ones(DIM, dtype=np.float32), {"lang": "en"})

@@ -59,6 +59,8 @@ class ValidatedBatch:
     """The smallest squared float64 norm of a vector of the call (``inf`` if none)."""
     max_abs_component: float
     """The largest absolute float32 component of a vector of the call (0 if none)."""
+    longest_text: int = 0
+    """The most characters in one metadata string (or list item) of the call."""
 
 
 def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | None:
@@ -69,6 +71,7 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
     vectors: list[npt.NDArray[Any]] = []
     metas: list[dict[str, MetadataValue]] = []
     documents: list[str | None] = []
+    longest = 0
     for value in values:
         fields = _fields(value)
         if fields is None:
@@ -77,9 +80,11 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
         if raw_sparse is not None or not _plain_vector(raw_vector, dimension):
             return None
         rid = _plain_id(raw_id)
-        meta = metadata(raw_meta)
-        if rid is None or meta is None:
+        checked = _metadata(raw_meta)
+        if rid is None or checked is None:
             return None
+        meta, text_chars = checked
+        longest = max(longest, text_chars)
         if raw_doc is not None and not _plain_document(raw_doc):
             return None
         ids.append(rid)
@@ -97,7 +102,7 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
     rows = [Record(id=rid, vector=row, metadata=meta, document=doc)
             for rid, row, meta, doc in zip(ids, matrix, metas, documents, strict=True)]
     max_abs = float(np.abs(matrix).max()) if matrix.size else 0.0
-    return ValidatedBatch(rows, min_squared_norm, max_abs)
+    return ValidatedBatch(rows, min_squared_norm, max_abs, longest)
 
 
 def _fields(value: object) -> tuple[object, object, object, object, object] | None:
@@ -151,10 +156,17 @@ def _plain_text(value: str) -> bool:
 def metadata(value: object) -> dict[str, MetadataValue] | None:
     """What :func:`validation.metadata` returns for metadata of the common kinds, or
     ``None`` for anything else (then that function decides)."""
+    checked = _metadata(value)
+    return None if checked is None else checked[0]
+
+
+def _metadata(value: object) -> tuple[dict[str, MetadataValue], int] | None:
+    """:func:`metadata`, with the most characters of one of its strings (or list items)."""
     if value is None:
-        return {}
+        return {}, 0
     if type(value) is not dict:
         return None
+    longest = 0
     clean: dict[str, MetadataValue] = {}
     bound = 2  # an upper bound of its compact JSON size in UTF-8: {} and, per entry,
     for key, item in value.items():  # "key": (a valid key is ASCII), the value and a comma
@@ -170,7 +182,10 @@ def metadata(value: object) -> dict[str, MetadataValue] | None:
         if kind is str:
             if not _plain_text(item):
                 return None
-            bound += 6 * len(item) + 2  # at worst every character a \uXXXX escape
+            chars = len(item)
+            bound += 6 * chars + 2  # at worst every character a \uXXXX escape
+            if chars > longest:
+                longest = chars
         elif kind is bool:
             bound += 5
         elif kind is int:
@@ -185,14 +200,19 @@ def metadata(value: object) -> dict[str, MetadataValue] | None:
             if not item or not all(type(v) is str and _plain_text(v) for v in item):
                 return None
             item = tuple(item)
-            bound += 2 + sum(6 * len(v) + 3 for v in item)
+            for text in item:
+                chars = len(text)
+                bound += 6 * chars + 3
+                if chars > longest:
+                    longest = chars
+            bound += 2
         else:
             return None
         clean[key] = item
     if bound > validation.MAX_METADATA_BYTES and (
             validation.metadata_size(clean) > validation.MAX_METADATA_BYTES):
         return None
-    return clean
+    return clean, longest
 
 
 def stacked_vectors(vectors: Sequence[npt.NDArray[Any]]

@@ -229,21 +229,27 @@ def _check_size(limits: Limits, record: Record, refuse: _Refusal) -> None:
                      f"at most {limits.max_record_bytes} per record")
 
 
-def plain_batch_holds(caps: Capabilities, records: Sequence[Record]) -> bool:
+def plain_batch_holds(caps: Capabilities, records: Sequence[Record],
+                      longest_text: int) -> bool:
     """Whether :func:`check_record_limits` can refuse none of ``records``, decided for the
     whole call: ``records`` come from the batch fast path
     (:func:`vectorport.core.batch_validation.validated_batch`: ASCII ids, no NUL in any id,
     metadata string or document, no sparse vector) and their vectors passed
     :func:`vector_limits_hold`. Then the only limits left are the ones below, and a
     backend that declares none of them (or only ``allow_nul=False``, which such records
-    cannot break) needs no per-record pass. ``False``: check each record."""
+    cannot break) needs no per-record pass. ``longest_text``: the most characters of one
+    of their metadata strings (``ValidatedBatch.longest_text``). ``False``: check each
+    record."""
     limits = caps.limits
     if (limits.id_size is not None or limits.id_pattern is not None
-            or limits.max_string_bytes is not None or limits.record_size is not None
+            or limits.record_size is not None
             or caps.max_metadata_bytes < validation.MAX_METADATA_BYTES):
         return False
+    # a character is at most 4 bytes in UTF-8
+    if limits.max_string_bytes is not None and 4 * longest_text > limits.max_string_bytes:
+        return False
     most = limits.max_document_bytes
-    if most is not None and any(  # a character is at most 4 bytes in UTF-8
+    if most is not None and any(
             record.document is not None and 4 * len(record.document) > most
             and len(record.document.encode("utf-8")) > most for record in records):
         return False

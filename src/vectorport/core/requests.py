@@ -159,11 +159,12 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
     # the backend's vector limits for the whole call in one comparison, when it can tell
     vectors_checked = batch is not None and vector_limits_hold(
         spec, caps.limits, batch.min_squared_norm, batch.max_abs_component)
-    if validated is not None and vectors_checked and plain_batch_holds(caps, validated):
+    if (batch is not None and vectors_checked
+            and plain_batch_holds(caps, batch.records, batch.longest_text)):
         # no declared limit can refuse any of them: one pass for documents and repeats
-        if not caps.documents and any(rec.document is not None for rec in validated):
+        if not caps.documents and any(rec.document is not None for rec in batch.records):
             raise target.unsupported("documents")
-        return _last_of_each(validated)
+        return _last_of_each(batch.records)
     by_id: dict[str, Record] = {}
     for position, raw in enumerate(items):
         rec = (validation.record(raw, spec.dimension, spec.sparse, position)
