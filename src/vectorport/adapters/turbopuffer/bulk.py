@@ -4,9 +4,10 @@ turbopuffer's upsert already replaces whole documents, so a load is a matter of
 throughput. Each chunk goes as one column-oriented write (``upsert_columns``): every
 attribute name once per chunk instead of once per row, and a row without a given
 metadata key (or kind) simply holds ``null`` there, which turbopuffer treats as absent.
-The ordinary upsert sends its batch the same way (:func:`columns_of`). Vectors go base64-encoded (little-endian float32,
-turbopuffer's documented binary form) straight from the float32 arrays: the SDK
-would otherwise turn each into a list of Python floats and pack it back. Chunks are
+The ordinary upsert sends its batch the same way (:func:`columns_of`). Vectors go
+base64-encoded (little-endian float32, turbopuffer's documented binary form) straight
+from the float32 arrays: the SDK would otherwise turn each into a list of Python floats
+and pack it back. Chunks are
 up to :data:`CHUNK_ROWS` rows and an estimated :data:`CHUNK_BYTES`, ten times the
 facade's batches, and go ``workers`` (at least :data:`MIN_PARALLEL`) at once: a write
 is mostly waiting on the service.
