@@ -160,8 +160,9 @@ class MilvusAdapter:
             kwargs["timeout"] = timeout
         with translated("connect"):
             self._client = MilvusClient(**kwargs)
+        self._embedded = not uri.startswith(("http://", "https://"))  # a milvus-lite file
         self._engine: Engine = detect_engine(
-            self._client, lite_file=not uri.startswith(("http://", "https://")),
+            self._client, lite_file=self._embedded,
             timeout=None if timeout is None else request_timeout(timeout),
         )
 
@@ -404,6 +405,7 @@ class MilvusAdapter:
             records, workers,
             row_of=lambda r: self._row(index, namespace, r),
             upsert=lambda rows: self._call("upsert", name, self._client.upsert, rows),
+            embedded=self._embedded,
         )
 
     def _output_fields(self, index: IndexSpec, request: QueryRequest) -> list[str]:
