@@ -321,3 +321,60 @@ def test_numeric_filters_are_exact_across_int_and_float_columns(
     assert idx.count(filter=raw) == len(expected), raw
     got = {m.id for m in idx.query([1, 0], top_k=len(rows), filter=raw)}
     assert got == expected, raw
+
+
+
+# -- the write schema --------------------------------------------------------------------
+
+
+def _columns(server: EmulatorServer, native: str) -> set[str]:
+    import turbopuffer
+
+    client = turbopuffer.Turbopuffer(api_key=DEFAULT_API_KEY, base_url=server.url,
+                                     telemetry=False)
+    try:
+        return set(client.namespace(native).metadata().schema_)
+    finally:
+        client.close()
+
+
+def test_each_field_is_declared_with_its_five_columns(server: EmulatorServer,
+                                                      index: Index) -> None:
+    index.upsert([("a", [1, 0], {"k": 1})])
+    index.upsert([("b", [0, 1], {"k": "x", "later": True})])  # k declared before, later new
+    columns = _columns(server, Names().namespace(index.name, ""))
+    assert set(field_columns("k").values()) | set(field_columns("later").values()) <= columns
+    got = {rid: dict(r.metadata) for rid, r in index.fetch(["a", "b"]).items()}
+    assert got == {"a": {"k": 1}, "b": {"k": "x", "later": True}}
+
+
+def test_a_namespace_another_client_deleted_comes_back_with_its_reserved_schema(
+        server: EmulatorServer, index: Index) -> None:
+    index.upsert([("a", [1, 0], {"n": 1, "f": 1.0})], namespace="ns")
+    with connect(server) as other:
+        other.index(index.name).delete_namespace("ns")
+    # this connection declared n and f there before: it now sends the reserved attributes
+    # only, and the document must still be no filterable string (those stop at 4 KiB)
+    index.upsert([{"id": "b", "vector": [0, 1], "metadata": {"n": 2, "f": 2.0},
+                   "document": "d" * 5_000}], namespace="ns")
+    record = index.fetch(["b"], namespace="ns")["b"]
+    assert (dict(record.metadata), record.document) == ({"n": 2, "f": 2.0}, "d" * 5_000)
+    assert type(record.metadata["n"]) is int and type(record.metadata["f"]) is float
+    assert index.count(filter={"n": {"$gt": 1}}, namespace="ns") == 1
+    assert index.count(filter={"f": 2}, namespace="ns") == 1
+
+
+def test_bulk_chunks_keep_every_writer_busy_within_their_bounds() -> None:
+    from vectorport.adapters.turbopuffer.bulk import (
+        CHUNK_ROWS,
+        MIN_CHUNK_ROWS,
+        chunk_rows,
+    )
+
+    for count in (1, 999, 4_000, 10_000, 39_999, 1_000_000):
+        for parallel in (1, 4, 7):
+            rows = chunk_rows(count, parallel)
+            assert MIN_CHUNK_ROWS <= rows <= CHUNK_ROWS
+            # as many chunks as writers whenever the bounds allow it
+            if MIN_CHUNK_ROWS * parallel <= count <= CHUNK_ROWS * parallel:
+                assert -(-count // rows) == parallel

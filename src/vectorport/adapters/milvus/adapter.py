@@ -31,11 +31,12 @@ candidates complete under ties at the cut, and hybrid queries scored as
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -113,6 +114,32 @@ _DROPS = threading.Lock()
 """Serialises ``delete_index`` within the process (see there)."""
 
 
+@functools.cache
+def _json_text() -> Callable[[dict[str, Any]], str] | None:
+    """How to hand pymilvus a JSON field as text, or ``None`` when this pymilvus would
+    store a ``str`` as a JSON string literal (pymilvus 3 stores the JSON it holds).
+    Decided on first use: the module imports no SDK until a connection is made."""
+    try:
+        import orjson
+        from pymilvus.client.entity_helper import convert_to_json
+
+        if convert_to_json('{"a":[1]}') != b'{"a":[1]}':
+            return None
+    except Exception:  # a pymilvus without that helper: keep to dicts
+        return None
+    return lambda value: orjson.dumps(value).decode()
+
+
+def _json_value(value: dict[str, Any]) -> dict[str, Any] | str:
+    """A JSON field's value for pymilvus. Text where pymilvus takes it: given a dict it
+    walks it value by value in Python (looking for numpy scalars, which validated metadata
+    never holds) before its own ``orjson.dumps``; given text it only checks that it parses.
+    The stored bytes are the same. Measured on milvus-lite, 100 rows × 384: pymilvus packed
+    ours in 1.7× the time of the raw SDK's rows (two JSON fields each), now 1.2×."""
+    encode = _json_text()
+    return value if encode is None else encode(value)
+
+
 class MilvusAdapter:
     """Milvus through ``MilvusClient``; see the module docstring for the mapping."""
 
@@ -133,8 +160,9 @@ class MilvusAdapter:
             kwargs["timeout"] = timeout
         with translated("connect"):
             self._client = MilvusClient(**kwargs)
+        self._embedded = not uri.startswith(("http://", "https://"))  # a milvus-lite file
         self._engine: Engine = detect_engine(
-            self._client, lite_file=not uri.startswith(("http://", "https://")),
+            self._client, lite_file=self._embedded,
             timeout=None if timeout is None else request_timeout(timeout),
         )
 
@@ -347,7 +375,7 @@ class MilvusAdapter:
             layout.PK: self._pk(namespace, record.id),
             layout.NAMESPACE: namespace,
             layout.VECTOR: record.vector.tolist(),
-            layout.META: meta,
+            layout.META: _json_value(meta),
             layout.DOCUMENT: record.document,
         }
         if not self._engine.nullable_documents:
@@ -360,7 +388,8 @@ class MilvusAdapter:
             row[layout.SPARSE_NEGATIVE] = negative
             if zeros:
                 aux[layout.ZERO_WEIGHTS] = zeros
-        row[layout.AUX] = aux  # the document's size: a declared limit, checked by the facade
+        row[layout.AUX] = _json_value(aux)  # the document's size: a declared limit,
+        # checked by the facade
         return row
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
@@ -376,6 +405,7 @@ class MilvusAdapter:
             records, workers,
             row_of=lambda r: self._row(index, namespace, r),
             upsert=lambda rows: self._call("upsert", name, self._client.upsert, rows),
+            embedded=self._embedded,
         )
 
     def _output_fields(self, index: IndexSpec, request: QueryRequest) -> list[str]:

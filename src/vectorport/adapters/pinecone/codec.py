@@ -20,12 +20,12 @@ no user key or filter can ever name them; they are removed before metadata is re
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import orjson
 from pinecone import SparseValues, Vector
 
 from vectorport.adapterkit import (
@@ -122,7 +122,11 @@ def encode_metadata(metadata: Mapping[str, MetadataValue], document: str | None)
 
 
 def metadata_bytes(encoded: Mapping[str, Any]) -> int:
-    return len(json.dumps(encoded, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    """The bytes of ``encoded`` in the request body. The SDK serialises bodies with orjson,
+    so orjson measures exactly what is sent (and is some 15 times faster than ``json``,
+    which counted for a few per cent of an upsert: this runs twice per record). Every
+    value is JSON-able: metadata ints are within int64 (the contract's range)."""
+    return len(orjson.dumps(encoded))
 
 
 def checked_metadata(record: Record) -> dict[str, Any]:

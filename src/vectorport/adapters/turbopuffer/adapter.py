@@ -126,6 +126,9 @@ class TurbopufferAdapter:
         self._names = Names(prefix)
         self._retry = retry or RetryPolicy(attempts=5, base_seconds=0.02, cap_seconds=1.0)
         self._columns: dict[str, frozenset[str]] = {}
+        self._declared: dict[str, frozenset[str]] = {}
+        """By turbopuffer namespace: the metadata fields whose five typed columns this
+        adapter has declared there (see :meth:`_write_schema`)."""
         self._compilers: Memo[frozenset[str], FilterCompiler] = Memo(64)
         self._lock = threading.Lock()
 
@@ -208,12 +211,13 @@ class TurbopufferAdapter:
 
     def _forget(self, native: str | None = None, index: str | None = None) -> None:
         with self._lock:
-            if native is not None:
-                self._columns.pop(native, None)
-            if index is not None:
-                start = self._names.index_prefix(index)
-                for name in [n for n in self._columns if n.startswith(start)]:
-                    del self._columns[name]
+            for cache in (self._columns, self._declared):
+                if native is not None:
+                    cache.pop(native, None)
+                if index is not None:
+                    start = self._names.index_prefix(index)
+                    for name in [n for n in cache if n.startswith(start)]:
+                        del cache[name]
 
     def _learn(self, native: str, columns: Sequence[str]) -> None:
         with self._lock:
@@ -376,26 +380,39 @@ class TurbopufferAdapter:
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         if not records:
             return
-        native = self._native(index, namespace)
-        schema = codec.schema_for(index.dimension, sorted(codec.fields_of(records)))
-        rows = [codec.row_of(r) for r in records]
-        self._call("upsert", lambda: self._ns(native).write(
-            upsert_rows=rows, distance_metric=_METRICS[index.metric], schema=schema,
-        ))
-        self._learn(native, list(schema))
+        # one column-oriented write, as the bulk path sends (attribute names once, vectors
+        # base64 straight from the float32 arrays): a smaller body for the SDK to walk
+        self._write_columns(index, self._native(index, namespace), records,
+                            bulk.columns_of(records))
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
         """Large column-oriented writes, several at once (see :mod:`.bulk`)."""
         native = self._native(index, namespace)
+        bulk.load(records, workers,
+                  lambda chunk, columns: self._write_columns(index, native, chunk, columns))
 
-        def write(chunk: Sequence[Record], columns: bulk.Columns) -> None:
-            schema = codec.schema_for(index.dimension, sorted(codec.fields_of(chunk)))
-            self._call("upsert", lambda: self._ns(native).write(
-                upsert_columns=columns, distance_metric=_METRICS[index.metric], schema=schema))
-            self._learn(native, list(schema))
+    def _write_columns(self, index: IndexSpec, native: str, records: Sequence[Record],
+                       columns: bulk.Columns) -> None:
+        fields = codec.fields_of(records)
+        schema = self._write_schema(index, native, fields)
+        self._call("upsert", lambda: self._ns(native).write(
+            upsert_columns=columns, distance_metric=_METRICS[index.metric], schema=schema))
+        with self._lock:
+            self._declared[native] = self._declared.get(native, frozenset()) | fields
+        self._learn(native, list(schema))
 
-        bulk.load(records, workers, write)
+    def _write_schema(self, index: IndexSpec, native: str, fields: set[str]) -> dict[str, Any]:
+        """The ``schema`` of a write: the reserved attributes always (so that a namespace
+        another client deleted meanwhile is recreated with an unfilterable document and an
+        ANN vector), and the five typed columns of each field this adapter has not yet
+        declared there. Declaring all of them on every write cost the emulator about
+        0.75 ms per write of 100 records (5% of the write), for nothing once declared.
+        Should such a recreated namespace meet a known field again, turbopuffer infers
+        that column's type from the value, which is the very type its kind declares."""
+        with self._lock:
+            declared = self._declared.get(native, frozenset())
+        return codec.schema_for(index.dimension, sorted(fields - declared))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         exact = QUERY_OPTIONS.query(request)["exact"]

@@ -22,7 +22,6 @@ from vectorport.adapters.turbopuffer.naming import (
     VECTOR_ATTRIBUTE,
     column,
     field_columns,
-    native_id,
     parse_column,
 )
 
@@ -53,21 +52,6 @@ def check_value_sizes(record_id: str, metadata: Mapping[str, MetadataValue]) -> 
                     f"{MAX_FILTERABLE_VALUE_BYTES} bytes, turbopuffer's limit for "
                     "filterable values (keep long text in the document)"
                 )
-
-
-def row_of(record: Record) -> dict[str, Any]:
-    """The upsert row of a record. ``vector`` goes as a list of float32 values, which
-    the SDK sends base64-encoded."""
-    row: dict[str, Any] = {
-        "id": native_id(record.id),
-        VECTOR_ATTRIBUTE: record.vector.tolist(),
-        ID_ATTRIBUTE: record.id,
-    }
-    if record.document is not None:
-        row[DOCUMENT_ATTRIBUTE] = record.document
-    for key, value in record.metadata.items():
-        row[column(kind_of(value), key)] = list(value) if isinstance(value, tuple) else value
-    return row
 
 
 def metadata_patch(set_metadata: Mapping[str, MetadataValue],
