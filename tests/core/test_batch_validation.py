@@ -53,6 +53,7 @@ DECLARED = {
                                                 max_id_bytes=2))),
     "short_strings": _declaring(dataclasses.replace(
         _LOCAL_CAPS, limits=dataclasses.replace(_LOCAL_CAPS.limits, max_string_bytes=5))),
+    "small_metadata": _declaring(dataclasses.replace(_LOCAL_CAPS, max_metadata_bytes=30)),
 }
 
 
@@ -178,6 +179,10 @@ def test_declared_limits_are_kept_on_the_batch_path(items: list[Any], declared: 
     ("short_strings", ("a", np.ones(DIM, dtype=np.float32), {"lang": "sixsix"})),
     ("short_strings", ("a", np.ones(DIM, dtype=np.float32), {"tags": ["ok", "éé"]})),  # 4 bytes
     ("short_strings", ("a", np.ones(DIM, dtype=np.float32), {"tags": ["ok", "ééé"]})),  # 6
+    # 30 bytes as compact JSON: at the limit, and one over it
+    ("small_metadata", ("a", np.ones(DIM, dtype=np.float32), {"lang": "x" * 19})),
+    ("small_metadata", ("a", np.ones(DIM, dtype=np.float32), {"lang": "x" * 20})),
+    ("small_metadata", ("a", np.ones(DIM, dtype=np.float32), {"y": 2**62, "z": -1.5e-300})),
 ])
 def test_each_declared_limit_decides_as_record_by_record(declared: str, record: Any) -> None:
     good = ("b", np.ones(DIM, dtype=np.float32), {"lang": "en"})

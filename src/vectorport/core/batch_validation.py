@@ -61,6 +61,9 @@ class ValidatedBatch:
     """The largest absolute float32 component of a vector of the call (0 if none)."""
     longest_text: int = 0
     """The most characters in one metadata string (or list item) of the call."""
+    largest_metadata: int = 2
+    """An upper bound of the largest record metadata's size as compact UTF-8 JSON (the
+    measure of :func:`validation.metadata_size`)."""
 
 
 def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | None:
@@ -71,7 +74,7 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
     vectors: list[npt.NDArray[Any]] = []
     metas: list[dict[str, MetadataValue]] = []
     documents: list[str | None] = []
-    longest = 0
+    longest = largest = 0
     for value in values:
         fields = _fields(value)
         if fields is None:
@@ -83,8 +86,9 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
         checked = _metadata(raw_meta)
         if rid is None or checked is None:
             return None
-        meta, text_chars = checked
+        meta, text_chars, size = checked
         longest = max(longest, text_chars)
+        largest = max(largest, size)
         if raw_doc is not None and not _plain_document(raw_doc):
             return None
         ids.append(rid)
@@ -102,7 +106,7 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
     rows = [Record(id=rid, vector=row, metadata=meta, document=doc)
             for rid, row, meta, doc in zip(ids, matrix, metas, documents, strict=True)]
     max_abs = float(np.abs(matrix).max()) if matrix.size else 0.0
-    return ValidatedBatch(rows, min_squared_norm, max_abs, longest)
+    return ValidatedBatch(rows, min_squared_norm, max_abs, longest, largest)
 
 
 def _fields(value: object) -> tuple[object, object, object, object, object] | None:
@@ -160,10 +164,11 @@ def metadata(value: object) -> dict[str, MetadataValue] | None:
     return None if checked is None else checked[0]
 
 
-def _metadata(value: object) -> tuple[dict[str, MetadataValue], int] | None:
-    """:func:`metadata`, with the most characters of one of its strings (or list items)."""
+def _metadata(value: object) -> tuple[dict[str, MetadataValue], int, int] | None:
+    """:func:`metadata`, with the most characters of one of its strings (or list items)
+    and an upper bound of its size as compact UTF-8 JSON."""
     if value is None:
-        return {}, 0
+        return {}, 0, 2
     if type(value) is not dict:
         return None
     longest = 0
@@ -209,10 +214,11 @@ def _metadata(value: object) -> tuple[dict[str, MetadataValue], int] | None:
         else:
             return None
         clean[key] = item
-    if bound > validation.MAX_METADATA_BYTES and (
-            validation.metadata_size(clean) > validation.MAX_METADATA_BYTES):
-        return None
-    return clean, longest
+    if bound > validation.MAX_METADATA_BYTES:
+        bound = validation.metadata_size(clean)  # near the limit: measured exactly
+        if bound > validation.MAX_METADATA_BYTES:
+            return None
+    return clean, longest, bound
 
 
 def stacked_vectors(vectors: Sequence[npt.NDArray[Any]]

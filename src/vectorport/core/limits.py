@@ -179,7 +179,7 @@ def _strings(metadata: Mapping[str, MetadataValue]) -> Iterable[tuple[str, str]]
 
 
 def _check_metadata(caps: Capabilities, metadata: Mapping[str, MetadataValue],
-                    refuse: _Refusal) -> None:
+                    refuse: _Refusal, bound: int | None = None) -> None:
     limits = caps.limits
     if not limits.allow_nul or limits.max_string_bytes is not None:
         for key, item in _strings(metadata):
@@ -194,7 +194,8 @@ def _check_metadata(caps: Capabilities, metadata: Mapping[str, MetadataValue],
                 )
     # validation.metadata already enforced the contract's 40 KiB; measure again only for
     # a backend whose own limit is tighter.
-    if caps.max_metadata_bytes < validation.MAX_METADATA_BYTES and metadata:
+    if (caps.max_metadata_bytes < validation.MAX_METADATA_BYTES and metadata
+            and (bound is None or bound > caps.max_metadata_bytes)):
         size = validation.metadata_size(metadata)
         if size > caps.max_metadata_bytes:
             raise refuse(
@@ -258,15 +259,18 @@ def plain_batch_holds(caps: Capabilities, records: Sequence[Record],
 
 
 def check_record_limits(backend: str, caps: Capabilities, spec: IndexSpec, record: Record,
-                        where: str = "", *, vector_checked: bool = False) -> None:
+                        where: str = "", *, vector_checked: bool = False,
+                        metadata_bound: int | None = None) -> None:
     """Refuse a (contract-valid) record the backend's declared limits do not allow.
-    ``vector_checked``: :func:`vector_limits_hold` already passed the call's vectors."""
+    ``vector_checked``: :func:`vector_limits_hold` already passed the call's vectors.
+    ``metadata_bound``: an upper bound of the metadata's size as compact JSON, known from
+    the batch fast path; the size is measured only when the bound exceeds the limit."""
     limits = caps.limits
     refuse = _Refusal(backend, where, record.id)
     if not vector_checked:
         _check_vector(spec, limits, record.vector, refuse)
     _check_id(limits, record.id, refuse)
-    _check_metadata(caps, record.metadata, refuse)
+    _check_metadata(caps, record.metadata, refuse, metadata_bound)
     _check_document(limits, record.document, refuse)
     _check_sparse(limits, record.sparse, refuse)
     _check_size(limits, record, refuse)

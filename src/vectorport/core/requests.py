@@ -165,6 +165,8 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
         if not caps.documents and any(rec.document is not None for rec in batch.records):
             raise target.unsupported("documents")
         return _last_of_each(batch.records)
+    # the largest metadata's size is bounded for the whole call: measured only above it
+    metadata_bound = None if batch is None else batch.largest_metadata
     by_id: dict[str, Record] = {}
     for position, raw in enumerate(items):
         rec = (validation.record(raw, spec.dimension, spec.sparse, position)
@@ -174,7 +176,7 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
         # the contract's rules are checked; now the backend's own declared ones, for
         # every record before the first batch is sent (a refused call writes nothing)
         check_record_limits(target.backend, caps, spec, rec, f"record {position}",
-                            vector_checked=vectors_checked)
+                            vector_checked=vectors_checked, metadata_bound=metadata_bound)
         by_id.pop(rec.id, None)  # keep the position of the last occurrence
         by_id[rec.id] = rec
     if failure is not None:  # the records before it were all valid: its error is the first
