@@ -566,3 +566,33 @@ def test_the_pgvector_watchdog_keeps_time_for_deadlines_armed_while_it_sleeps() 
         for a, b in pairs:
             a.close()
             b.close()
+
+
+def test_a_write_failed_at_its_deadline_never_lands_later(own_postgres: Any) -> None:
+    """Each write is sent on a live pooled connection to a server frozen just before:
+    the call fails at its deadline, and once the server runs again the write must not be
+    executed from the severed connection's buffer (as a lone autocommit statement would
+    be): nothing changed, whatever the call."""
+    import time
+
+    from vectorport.testing.stalled import stopped
+
+    url = _pg_url(own_postgres, 1.5)
+    vector = [1.0, 0.5, 0.25, 0.0]
+    with vectorport.connect(url) as store:
+        index = store.create_index("ghosts", 4, "cosine")
+        index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+        writes: dict[str, Callable[[], Any]] = {
+            "upsert": lambda: index.upsert([("b1", vector, {"k": 1})]),
+            "delete": lambda: index.delete(["a1"]),
+            "patch": lambda: index.patch("a2", metadata={"k": 99}),
+        }
+        for name, write in writes.items():
+            assert index.count() == 5  # a live connection in the pool for the write
+            with stopped(own_postgres.get_pid()):
+                error = _bounded_or_hung(1.5, write)
+                assert isinstance(error, DeadlineExceededError), name
+            time.sleep(0.3)  # the thawed server reads what the severed socket held
+            stored = index.fetch([f"a{i}" for i in range(5)] + ["b1"])
+            assert sorted(stored) == [f"a{i}" for i in range(5)], name
+            assert stored["a2"].metadata == {"k": 2}, name

@@ -215,6 +215,14 @@ class PgvectorAdapter:
         with self._connect(operation, index) as conn:
             return conn.execute(stmt.sql, stmt.params).fetchall()
 
+    def _write(self, operation: str, index: str, stmt: Statement) -> list[Any]:
+        """A write statement inside BEGIN … COMMIT sent one at a time, never as one
+        autocommit statement: see :meth:`upsert` (a write to a server that stalls must
+        not land after its call has failed)."""
+        with self._connect(operation, index) as conn, conn.transaction():
+            cursor = conn.execute(stmt.sql, stmt.params)
+            return cursor.fetchall() if cursor.description is not None else []
+
     def _catalog_row(self, conn: Connection[Any], name: str) -> tuple[IndexSpec, bool]:
         row = conn.execute(
             psycopg.sql.SQL("SELECT spec, ann_built FROM {} WHERE name = %s").format(
@@ -333,7 +341,16 @@ class PgvectorAdapter:
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         """One ``INSERT … SELECT FROM unnest(…)`` of the batch as arrays (see
-        :mod:`.array_params`): its own transaction, one round trip."""
+        :mod:`.array_params`), inside BEGIN … COMMIT sent one at a time.
+
+        Not one autocommit statement, though that saves two round trips: a statement
+        sent to a server that then stalls (frozen, swapped out) waits in its socket
+        buffer; the watchdog severs the connection at the deadline and the caller gets
+        ``DeadlineExceededError``, but the server, once it runs again, would execute and
+        commit the buffered statement: a write reported failed landing later, possibly
+        after the caller's next write. Inside a transaction whose COMMIT is sent only
+        after the INSERT has answered, a severed connection rolls it back. (A stall
+        after COMMIT is sent cannot be told apart from a commit: the one window left.)"""
         layout = index_layout(index)
         if not records:
             return
@@ -341,7 +358,8 @@ class PgvectorAdapter:
         with self._connect("upsert", index.name) as conn:
             arrays = array_params.encode(records, layout.vector_type,
                                          *type_oids(conn, layout.vector_type))
-            conn.reader().execute(merge, (namespace, *arrays))
+            with conn.transaction():
+                conn.reader().execute(merge, (namespace, *arrays))
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
@@ -416,8 +434,7 @@ class PgvectorAdapter:
     ) -> None:
         layout = index_layout(index)
         stmt = statements.delete(self._names, layout, namespace, ids, filter)
-        with self._connect("delete", index.name) as conn:
-            conn.execute(stmt.sql, stmt.params)
+        self._write("delete", index.name, stmt)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         stmt = statements.count(self._names, index_layout(index), namespace, filter)
@@ -435,7 +452,7 @@ class PgvectorAdapter:
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
         layout = index_layout(index)  # its limits (NUL, sparse, halfvec) checked by the facade
         stmt = statements.patch(self._names, layout, namespace, patch)
-        return bool(self._fetchall("patch", index.name, stmt))
+        return bool(self._write("patch", index.name, stmt))
 
     def scan(
         self,
