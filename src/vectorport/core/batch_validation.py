@@ -157,16 +157,10 @@ def _plain_text(value: str) -> bool:
     return (value.isascii() or _encodes(value)) and "\x00" not in value
 
 
-def metadata(value: object) -> dict[str, MetadataValue] | None:
-    """What :func:`validation.metadata` returns for metadata of the common kinds, or
-    ``None`` for anything else (then that function decides)."""
-    checked = _metadata(value)
-    return None if checked is None else checked[0]
-
-
 def _metadata(value: object) -> tuple[dict[str, MetadataValue], int, int] | None:
-    """:func:`metadata`, with the most characters of one of its strings (or list items)
-    and an upper bound of its size as compact UTF-8 JSON."""
+    """What :func:`validation.metadata` returns for metadata of the common kinds, with
+    the most characters of one of its strings (or list items) and an upper bound of its
+    size as compact UTF-8 JSON; ``None`` for anything else (then that function decides)."""
     if value is None:
         return {}, 0, 2
     if type(value) is not dict:

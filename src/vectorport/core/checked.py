@@ -104,8 +104,7 @@ def admit(target: Target, batch: CheckedRecords) -> list[Record] | None:
         except VectorportError:
             return None
     # a scan gives each record once; a batch made of several pages might not
-    by_id = {record.id: record for record in batch.records}
-    if len(by_id) == len(batch.records):
+    if len({record.id for record in batch.records}) == len(batch.records):
         return list(batch.records)
     return None
 

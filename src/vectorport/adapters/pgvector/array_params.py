@@ -3,8 +3,9 @@ unnest(…)``: the ordinary upsert in a single statement.
 
 The staged write (``BEGIN``, binary ``COPY`` into a session temp table, ``INSERT … ON
 CONFLICT`` from it, ``COMMIT``) takes four round trips and writes every row twice; one
-statement over arrays is its own transaction, so it is as atomic, replaces whole rows
-the same way (``ON CONFLICT … DO UPDATE`` of every column) and takes one round trip.
+statement over arrays is as atomic, replaces whole rows the same way (``ON CONFLICT … DO
+UPDATE`` of every column) and writes each row once (the adapter still wraps it in
+``BEGIN`` … ``COMMIT``, so that a write cut off at its deadline rolls back).
 Measured on 100 records × 384 dimensions: client time 1.2 → 0.5 ms a call.
 
 Each array is PostgreSQL's binary array format (dimensions, flags, element type, then
@@ -26,12 +27,13 @@ import numpy as np
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
+from vectorport.adapters.pgvector.codec import JSONB_VERSION
 from vectorport.adapters.pgvector.copy_stream import (
-    JSONB_VERSION,
     NULL_FIELD,
     metadata_bytes,
     sparse_field,
     text_field,
+    vector_fields,
 )
 from vectorport.core.types import Record
 
@@ -40,7 +42,6 @@ TEXT_OID = 25
 JSONB_OID = 3802
 _HEADER = struct.Struct(">iiIii")  # ndim 1, has-nulls flag, element OID, length, lower bound 1
 _INT32 = struct.Struct(">i")
-_VECTOR_PREFIX = struct.Struct(">iHH")  # element length, dimension, unused
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +64,11 @@ def _array(element_oid: int, count: int, elements: Sequence[bytes], nulls: bool)
 
 
 def _vectors(records: Sequence[Record], vector_type: str, element_oid: int) -> bytes:
-    dtype = ">f2" if vector_type == "halfvec" else ">f4"
-    matrix = np.stack([rec.vector for rec in records]).astype(dtype, copy=False)
-    count, dimension = matrix.shape
-    width = dimension * matrix.itemsize
-    block = np.empty((count, 8 + width), dtype=np.uint8)
-    block[:, :8] = np.frombuffer(_VECTOR_PREFIX.pack(4 + width, dimension, 0), dtype=np.uint8)
-    block[:, 8:] = np.ascontiguousarray(matrix).view(np.uint8).reshape(count, width)
+    flat, width, prefix = vector_fields(records, vector_type)
+    count = len(records)
+    block = np.empty((count, len(prefix) + width), dtype=np.uint8)
+    block[:, :len(prefix)] = np.frombuffer(prefix, dtype=np.uint8)
+    block[:, len(prefix):] = np.frombuffer(flat, dtype=np.uint8).reshape(count, width)
     return _HEADER.pack(1, 0, element_oid, count, 1) + block.tobytes()
 
 

@@ -102,7 +102,13 @@ class _SparseLoader(Loader):
         return SparseVector(tuple(indices.tolist()), tuple(values.tolist()))
 
 
-_JSONB_VERSION = 1
+JSONB_VERSION = b"\x01"
+"""The version byte before the JSON text of a binary ``jsonb`` value."""
+
+
+def wire_dtype(vector_type: str) -> str:
+    """The numpy dtype of a ``vector`` / ``halfvec`` value's elements on the wire."""
+    return ">f2" if vector_type == "halfvec" else ">f4"
 
 
 class _MetadataLoader(Loader):
@@ -115,7 +121,7 @@ class _MetadataLoader(Loader):
     format = Format.BINARY
 
     def load(self, data: Any) -> Any:
-        if data[0] != _JSONB_VERSION:
+        if data[0] != JSONB_VERSION[0]:
             raise ValueError(f"unknown jsonb binary format version {data[0]}")
         return load_metadata(data[1:])  # bytes or memoryview, as psycopg hands it
 
@@ -210,9 +216,8 @@ def records_of_page(rows: Sequence[tuple[Any, ...]], vector_type: str) -> list[R
     raw = b"".join([row[1] for row in rows])
     if len(raw) != width * len(rows):  # rows of different sizes: never for one index
         raise ValueError("the vectors of one page differ in size")
-    dtype = ">f2" if vector_type == "halfvec" else ">f4"
     wire = np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), width)[:, 4:]
-    matrix = wire.view(dtype).astype(np.float32)
+    matrix = wire.view(wire_dtype(vector_type)).astype(np.float32)
     matrix.setflags(write=False)
     return [
         Record(id=row[0], vector=vector, sparse=row[2], metadata=row[3], document=row[4])

@@ -32,7 +32,7 @@ try:  # the pgvector extra installs it; without it every row takes json's path
 except ImportError:  # pragma: no cover
     _orjson = None  # type: ignore[assignment]
 
-from vectorport.adapters.pgvector.codec import SPARSE_DIMENSIONS
+from vectorport.adapters.pgvector.codec import JSONB_VERSION, SPARSE_DIMENSIONS, wire_dtype
 from vectorport.adapters.pgvector.jsonb import encode_metadata
 from vectorport.core.types import Record, SparseVector
 
@@ -42,7 +42,6 @@ NULL_FIELD = b"\xff\xff\xff\xff"
 _INT32 = struct.Struct(">i")
 _VECTOR_PREFIX = struct.Struct(">iHH")  # field length, dimension, unused
 _SPARSE_HEADER = struct.Struct(">iiii")  # field length, dimensions, nonzero count, unused
-JSONB_VERSION = b"\x01"
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False,
                           allow_nan=False).encode
 
@@ -86,12 +85,7 @@ def encode(records: Sequence[Record], vector_type: str, namespace: str | None) -
     embedding, sparse, metadata, document`` (``namespace`` ``None``: no such column)."""
     if not records:
         return HEADER + TRAILER
-    dtype = ">f2" if vector_type == "halfvec" else ">f4"
-    matrix = np.stack([rec.vector for rec in records]).astype(dtype, copy=False)
-    dimension = matrix.shape[1]
-    width = dimension * matrix.itemsize
-    flat = matrix.tobytes()
-    vector_prefix = _VECTOR_PREFIX.pack(4 + width, dimension, 0)
+    flat, width, vector_prefix = vector_fields(records, vector_type)
     if namespace is None:
         lead = struct.pack(">h", 5)
     else:
@@ -112,6 +106,17 @@ def encode(records: Sequence[Record], vector_type: str, namespace: str | None) -
         offset += width
     parts.append(TRAILER)
     return b"".join(parts)
+
+
+def vector_fields(records: Sequence[Record], vector_type: str) -> tuple[bytes, int, bytes]:
+    """The wire bytes of every vector of ``records`` end to end, the byte width of one,
+    and the field prefix each takes (length, dimension, unused) in a COPY row or an
+    array element alike."""
+    matrix = np.stack([rec.vector for rec in records]).astype(wire_dtype(vector_type),
+                                                              copy=False)
+    dimension = matrix.shape[1]
+    width = dimension * matrix.itemsize
+    return matrix.tobytes(), width, _VECTOR_PREFIX.pack(4 + width, dimension, 0)
 
 
 def text_field(text: str) -> bytes:
