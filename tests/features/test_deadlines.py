@@ -569,12 +569,14 @@ def test_the_pgvector_watchdog_keeps_time_for_deadlines_armed_while_it_sleeps() 
 
 
 def test_a_write_failed_at_its_deadline_never_lands_later(own_postgres: Any) -> None:
-    """Each write is sent on a live pooled connection to a server frozen just before:
-    the call fails at its deadline, and once the server runs again the write must not be
+    """Each write (and an async upsert) is sent on a live pooled connection to a server
+    frozen just before: the call fails at its deadline, and once the server runs again the write must not be
     executed from the severed connection's buffer (as a lone autocommit statement would
     be): nothing changed, whatever the call."""
+    import asyncio
     import time
 
+    from vectorport.core.async_store import connect_async
     from vectorport.testing.stalled import stopped
 
     url = _pg_url(own_postgres, 1.5)
@@ -596,3 +598,15 @@ def test_a_write_failed_at_its_deadline_never_lands_later(own_postgres: Any) -> 
             stored = index.fetch([f"a{i}" for i in range(5)] + ["b1"])
             assert sorted(stored) == [f"a{i}" for i in range(5)], name
             assert stored["a2"].metadata == {"k": 2}, name
+
+        async def async_upsert() -> None:
+            async with await connect_async(url) as astore:
+                aindex = await astore.index("ghosts")
+                await aindex.query(vector, top_k=1)  # a live connection in its pool
+                with stopped(own_postgres.get_pid()):
+                    await aindex.upsert([("b2", vector, {"k": 2})])
+
+        error = _bounded_or_hung(1.5, lambda: asyncio.run(async_upsert()))
+        assert isinstance(error, DeadlineExceededError)
+        time.sleep(0.3)
+        assert index.fetch(["b2"]) == {}

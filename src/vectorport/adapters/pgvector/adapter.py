@@ -15,8 +15,9 @@ Consistency is PostgreSQL's: every call commits before it returns, so a read aft
 write sees it ("strong"; "eventual" is served the same way).
 
 Writes: each upsert batch is one ``INSERT … SELECT FROM unnest(…) ON CONFLICT (namespace,
-id) DO UPDATE`` over binary array parameters (:mod:`.array_params`): one statement, so one
-transaction and one round trip. Queries that need
+id) DO UPDATE`` over binary array parameters (:mod:`.array_params`), and every write runs
+in a ``BEGIN`` … ``COMMIT`` sent one at a time (see :meth:`PgvectorAdapter.upsert` for why
+not one autocommit statement). Queries that need
 ``SET LOCAL`` (``ef`` → ``hnsw.ef_search``, ``probes`` → ``ivfflat.probes``, iterative
 scan options) run in their own transaction, so the settings end with the query.
 
@@ -551,7 +552,8 @@ class PgvectorAdapter:
         async with self._aconnect("upsert", index.name) as conn:
             arrays = array_params.encode(records, layout.vector_type,
                                          *type_oids(conn, layout.vector_type))
-            await conn.cursor(binary=True).execute(merge, (namespace, *arrays))
+            async with conn.transaction():  # as upsert: never one autocommit statement
+                await conn.cursor(binary=True).execute(merge, (namespace, *arrays))
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)
