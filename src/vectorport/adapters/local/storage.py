@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -153,6 +154,25 @@ def translate(exc: sqlite3.Error, path: Path, busy_timeout: float) -> BackendErr
     return BackendError(f"local store {str(path)!r}: SQLite failed: {text}")
 
 
+def _switch_to_wal(db: sqlite3.Connection, busy_timeout: float) -> None:
+    """Put a (new) file in WAL mode, waiting up to ``busy_timeout`` for other openers.
+
+    The switch needs the file to itself. When several processes open a new file at once,
+    SQLite may answer "database is locked" at once instead of calling its busy handler
+    (it does not wait where waiting could deadlock: each opener holds a shared lock and
+    wants an exclusive one), so the wait is done here; the first to switch wins and the
+    others find WAL already set."""
+    give_up = time.monotonic() + busy_timeout
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= give_up:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteStorage:
     """SQLite persistence of indexes and records, with cross-process change tracking.
 
@@ -176,7 +196,7 @@ class SqliteStorage:
         except sqlite3.Error as exc:
             raise self._translate(exc) from exc
         try:
-            self._open(db)
+            self._open(db, self.busy_timeout)
         except sqlite3.Error as exc:
             db.close()
             raise self._translate(exc) from exc
@@ -199,10 +219,10 @@ class SqliteStorage:
         return self._db
 
     @staticmethod
-    def _open(db: sqlite3.Connection) -> None:
+    def _open(db: sqlite3.Connection, busy_timeout: float) -> None:
         mode = db.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
-            db.execute("PRAGMA journal_mode=WAL")
+            _switch_to_wal(db, busy_timeout)
         db.execute("PRAGMA synchronous=NORMAL")
         if db.execute("PRAGMA user_version").fetchone()[0] >= _SCHEMA_VERSION:
             return
