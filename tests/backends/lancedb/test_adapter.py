@@ -285,3 +285,34 @@ def test_a_kept_table_handle_follows_a_table_recreated_elsewhere(folder: Path) -
         second.delete_index("kept_idx")
         with pytest.raises(IndexNotFoundError):
             mine.query([1, 0], top_k=5)
+
+
+# -- upserts handed to the engine directly -------------------------------------------------
+
+
+def test_upserts_go_to_the_engine_directly_and_replace_whole_rows(folder: Path) -> None:
+    """Upserts skip the SDK's schema read and input sanitiser (:mod:`.writes`); the
+    engine still merges on the latest version (two connections writing in turn replace
+    each other's rows) and checks the batch against the table (a table re-created
+    elsewhere with another dimension refuses it, writing nothing)."""
+    from vectorport.adapters.lancedb import writes
+
+    url = f"lancedb://{folder}"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("direct_idx", 2, "dotproduct")
+        theirs = second.index("direct_idx")
+        assert writes.direct(first.adapter._table("direct_idx"))  # type: ignore[attr-defined]
+        metadata: list[dict[str, Any]] = [{"n": 1}, {"n": 1.0}, {"n": True}, {"tags": ["a"]}]
+        for turn, meta in enumerate(metadata):
+            (mine if turn % 2 == 0 else theirs).upsert([("r", [1.0, float(turn)], meta)])
+            for index in (mine, theirs):
+                (record,) = index.fetch(["r"]).values()
+                assert record.metadata == ({"tags": ("a",)} if "tags" in meta else meta)
+                assert type(record.metadata.get("n")) is type(meta.get("n"))
+                assert record.vector.tolist() == [1.0, float(turn)]
+        assert mine.count() == theirs.count() == 1
+        second.delete_index("direct_idx")
+        replaced = second.create_index("direct_idx", 3, "dotproduct")
+        with pytest.raises(BackendError):
+            mine.upsert([("s", [1.0, 0.0])])
+        assert replaced.count() == 0

@@ -75,6 +75,7 @@ from vectorport.adapters.lancedb.options import (
 )
 from vectorport.adapters.lancedb.ranking import exact_top_k
 from vectorport.adapters.lancedb.search import AsyncTables, nearest
+from vectorport.adapters.lancedb.writes import merge_upsert
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
@@ -292,8 +293,7 @@ class LanceDBAdapter:
         data = self._arrow(index, namespace, records)
         table = self._table(index.name)
         with self._write_lock, self._translated("merge_insert", index.name):
-            (table.merge_insert(codec.PK).when_matched_update_all()
-             .when_not_matched_insert_all().execute(data))
+            merge_upsert(table, data)
         if index.index_type in ("ivf", "hnsw"):
             self._maybe_build_ann(index, table)
 

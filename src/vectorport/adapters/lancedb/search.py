@@ -30,7 +30,8 @@ from vectorport.adapters.lancedb.explain import LanceQuery
 T = TypeVar("T")
 
 
-def _run(awaitable: Awaitable[T]) -> T:
+def run(awaitable: Awaitable[T]) -> T:
+    """``awaitable`` run on LanceDB's background loop (where its sync API runs too)."""
     from lancedb.background_loop import LOOP
 
     return LOOP.run(awaitable)  # type: ignore[no-untyped-call, no-any-return]
@@ -50,8 +51,8 @@ class AsyncTables:
         if table is None:
             with self._lock:
                 if self._db is None:
-                    self._db = _run(self._connect())
-            table = _run(self._db.open_table(name))
+                    self._db = run(self._connect())
+            table = run(self._db.open_table(name))
             self._tables[name] = table
         return table
 
@@ -81,8 +82,8 @@ def nearest(table: Any, prepared: LanceQuery, vector: npt.NDArray[np.float32], d
             query = query.ef(ef)
         if prepared.refine_factor is not None:
             query = query.refine_factor(prepared.refine_factor)
-    result: pa.Table = _run(query.to_arrow())
+    result: pa.Table = run(query.to_arrow())
     return result
 
 
-__all__ = ["AsyncTables", "nearest"]
+__all__ = ["AsyncTables", "nearest", "run"]
