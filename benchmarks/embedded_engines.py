@@ -104,10 +104,11 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             "metadata searched exactly (bypass_vector_index) with LanceDB's own cosine "
             "distances, returning id, metadata and distance as vectorport does; "
             "vectorport's reads with read_consistency_interval=0 (every read sees other "
-            "processes' writes), returns the vectors of a deeper first search (26 rows for "
-            "a top 10) to rescore them exactly in float64 with ties complete, and writes "
-            "its kind-tagged metadata, token list and namespace columns; its namespace "
-            "condition is left out while the table holds one namespace (rows checked)",))
+            "processes' writes), returns the vectors of one row past the cut (11 rows for "
+            "a top 10, deeper only when the cut is tied) to rescore them exactly in float64 "
+            "with ties complete, and writes its kind-tagged metadata, token list and "
+            "namespace columns; its namespace condition is left out while the table holds "
+            "one namespace (rows checked)",))
         try:
             yield sides
         finally:
