@@ -316,3 +316,24 @@ def test_upserts_go_to_the_engine_directly_and_replace_whole_rows(folder: Path) 
         with pytest.raises(BackendError):
             mine.upsert([("s", [1.0, 0.0])])
         assert replaced.count() == 0
+
+
+def test_searches_go_to_the_engine_directly_with_the_sdk_answer(store: vectorport.Store) -> None:
+    """A search skips the async builder's schema read for blob columns
+    (:func:`.search.collect`): the engine's ``execute`` is found, and gives the rows and
+    schema the SDK's ``to_arrow`` gives, filtered or not."""
+    from vectorport.adapters.lancedb import search
+
+    index = store.create_index("engine_idx", 2, "euclidean")
+    index.upsert([(f"r{i}", [float(i), 1.0], {"n": i, "tag": "ab"[i % 2]}) for i in range(20)])
+    adapter = store.adapter
+    table = adapter._search_tables.table("engine_idx")  # type: ignore[attr-defined]
+    for where in (None, "json_get_int(meta, 'i_n') >= 3"):
+        def build(where: str | None = where) -> Any:
+            query = (table.query().nearest_to(np.array([0.0, 0.0], np.float32))
+                     .column(codec.VECTOR).select([codec.ID, codec.META, "_distance"]).limit(5))
+            return query if where is None else query.where(where)
+        assert search.native_execute(build()) is not None
+        direct = search.run(search.collect(build()))
+        assert direct.equals(search.run(build().to_arrow()))
+        assert direct.num_rows == 5
