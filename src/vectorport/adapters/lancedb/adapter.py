@@ -25,7 +25,8 @@ async, connection (:mod:`.search`: the sync query builder reads the schema three
 times per search).
 
 **Upserts** are one ``merge_insert`` on ``pk`` per batch (when matched: replace every
-column, so re-upserting replaces metadata instead of merging it). Writes of one
+column, so re-upserting replaces metadata instead of merging it), handed to the engine
+without the SDK's schema read and input sanitiser (:mod:`.writes`). Writes of one
 adapter are serialised by a lock: concurrent Lance commits to one table would
 otherwise conflict; a conflict with another process surfaces as a
 ``TransientBackendError``, which the facade retries.
