@@ -28,10 +28,11 @@ MIN_PARALLEL = 8
 upserts; the ordinary path sends four batches at once)."""
 
 
-def load(records: Sequence[Record], workers: int,
+def load(records: Sequence[Record], workers: int, layout: int,
          send: Callable[[list[Any]], None]) -> None:
-    """Send ``records`` (validated, unique ids) as SDK vectors, one request per chunk."""
-    vectors = {r.id: wire_vector(r) for r in records}  # every check before any I/O
+    """Send ``records`` (validated, unique ids) as SDK vectors of an index of ``layout``,
+    one request per chunk."""
+    vectors = {r.id: wire_vector(r, layout) for r in records}  # every check before any I/O
     chunks = list(batches(records, MAX_VECTORS, cost=lambda r: estimated_bytes(vectors[r.id]),
                           max_cost=MAX_BYTES))
     send_chunks(chunks, lambda chunk: send([vectors[r.id] for r in chunk]),
