@@ -116,7 +116,8 @@ def test_the_declared_size_bounds_every_layout(raw: dict[str, Any], document: st
                                                ) -> None:
     canonical = validation.metadata(raw)
     bound = stored_bytes_bound(canonical, document)
-    assert bound == metadata_bytes(encode_metadata(canonical, document, LAYOUT_BOUND))
+    both = metadata_bytes(encode_metadata(canonical, document, LAYOUT_BOUND))
+    assert both <= bound <= both + 3  # counted, not built: one comma too many per list
     for layout in LAYOUTS:
         assert metadata_bytes(encode_metadata(canonical, document, layout)) <= bound
 

@@ -167,9 +167,30 @@ def metadata_bytes(encoded: Mapping[str, Any]) -> int:
     return len(orjson.dumps(encoded))
 
 
+_LIST_KEY_BYTES = len(',"vp:num":[]')
+"""A reserved list key's bytes besides its elements (every reserved key is 6 long)."""
+
+
 def stored_bytes_bound(metadata: Mapping[str, MetadataValue], document: str | None) -> int:
-    """At least the metadata bytes any layout stores for this record."""
-    return metadata_bytes(encode_metadata(metadata, document, LAYOUT_BOUND))
+    """At least the metadata bytes any layout stores for this record: the user metadata
+    as orjson writes it, plus the reserved keys of every layout counted without building
+    them (this runs once per record on every write, for the declared size limit). User
+    keys are ASCII identifiers, so a key costs its length plus two quotes and a comma."""
+    size = len(orjson.dumps(metadata))  # orjson writes a tuple as a list, as sent
+    numbers = ints = floats = 0
+    for key, value in metadata.items():
+        if isinstance(value, (bool, str, tuple)):
+            continue
+        numbers += len(key) + 3
+        if isinstance(value, int):
+            ints += len(key) + 4 + len(str(value))  # "key=decimal",
+        elif value.is_integer():
+            floats += len(key) + 3
+    for elements in (numbers, ints, floats):
+        size += elements and _LIST_KEY_BYTES + elements
+    if document is not None:
+        size += len(',"vp:doc":') + len(orjson.dumps(document))
+    return size
 
 
 def checked_metadata(record: Record, layout: int = CURRENT_LAYOUT) -> dict[str, Any]:
@@ -260,9 +281,10 @@ def wire_vector(record: Record, layout: int) -> Vector:
     # id length, metadata size, zero vectors and sparse sizes are declared limits
     # (capabilities.PINECONE_LIMITS), checked by the facade for the whole call
     metadata = encode_metadata(record.metadata, record.document, layout)
+    values: list[float] = record.vector.tolist()  # all-zero: refused by the facade's limits
     return Vector(
         id=encode_id(record.id),
-        values=dense_values(record.vector),
+        values=values,
         sparse_values=(SparseValues(**sparse_values(record.sparse))
                        if record.sparse is not None else None),
         metadata=metadata or None,
