@@ -298,6 +298,15 @@ def estimated_bytes(vector: Vector) -> int:
     return 64 + len(vector.id) * 2 + 25 * len(vector.values) + 36 * sparse + meta
 
 
+def estimated_record_bytes(record: Record) -> int:
+    """At least :func:`estimated_bytes` of the record's vector, without encoding it: every
+    id character escapes to at most seven, and the metadata is bounded by
+    :func:`stored_bytes_bound`."""
+    sparse = len(record.sparse.indices) if record.sparse is not None else 0
+    return (64 + len(record.id) * 14 + 25 * len(record.vector) + 36 * sparse
+            + stored_bytes_bound(record.metadata, record.document))
+
+
 def score(metric: Metric, raw: float) -> float:
     """The CONTRACT §3 score; Pinecone's euclidean score is the squared distance."""
     if metric == "euclidean":
@@ -346,6 +355,7 @@ __all__ = [
     "encode_id_checked",
     "encode_metadata",
     "estimated_bytes",
+    "estimated_record_bytes",
     "layout_of",
     "match_of",
     "read_sparse",
