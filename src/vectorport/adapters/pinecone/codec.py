@@ -176,7 +176,8 @@ def stored_bytes_bound(metadata: Mapping[str, MetadataValue], document: str | No
     as orjson writes it, plus the reserved keys of every layout counted without building
     them (this runs once per record on every write, for the declared size limit). User
     keys are ASCII identifiers, so a key costs its length plus two quotes and a comma."""
-    size = len(orjson.dumps(metadata))  # orjson writes a tuple as a list, as sent
+    # orjson writes a tuple as a list, as sent; ``default`` takes a read-only mapping
+    size = len(orjson.dumps(metadata, default=dict))
     numbers = ints = floats = 0
     for key, value in metadata.items():
         if isinstance(value, (bool, str, tuple)):
