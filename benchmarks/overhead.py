@@ -319,7 +319,9 @@ def _pinecone(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             notes=("pinecone (emulator): vectorport's default strong reads wait until a query "
                    "reports the namespace caught up with this client's writes (an extra "
                    "round trip after each upsert), ask for top_k + 1 to see ties at the cut, "
-                   "and encode ids and exact ints; the raw query does not wait",),
+                   "and encode ids and number kinds (a marker only for ints beyond 2^53 and "
+                   "integral floats, and the keys holding numbers); the raw query does not "
+                   "wait",),
         )
     finally:
         with contextlib.suppress(Exception):

@@ -59,6 +59,8 @@ from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
 from vectorport.adapters.pinecone.client import make_client, open_index
 from vectorport.adapters.pinecone.codec import (
     BACKEND,
+    CURRENT_LAYOUT,
+    LAYOUT_TAG,
     decode_id,
     encode_id,
     estimated_bytes,
@@ -249,7 +251,7 @@ class PineconeAdapter:
             )
         fields = schema_fields(spec)
         token = uuid.uuid4().hex
-        tags = {**options["tags"], CREATE_TOKEN_TAG: token}
+        tags = {**options["tags"], CREATE_TOKEN_TAG: token, LAYOUT_TAG: str(CURRENT_LAYOUT)}
         name = index_name_to_pinecone(spec.name)
         deployment = {"deployment_type": "managed",
                       "cloud": options.get("cloud", self.cloud),
@@ -329,8 +331,8 @@ class PineconeAdapter:
     # -- data -----------------------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
-        vectors = [wire_vector(r) for r in records]  # all checks before any I/O
         handle = self._handle(index.name)
+        vectors = [wire_vector(r, handle.layout) for r in records]  # checks before any I/O
         for chunk in batches(vectors, MAX_UPSERT_VECTORS, cost=estimated_bytes,
                              max_cost=MAX_UPSERT_BYTES):
             self._upsert_request(handle, index, namespace, chunk)
@@ -354,7 +356,7 @@ class PineconeAdapter:
                     workers: int) -> None:
         """The largest requests under Pinecone's limits, many at once (see :mod:`.bulk`)."""
         handle = self._handle(index.name)
-        bulk.load(records, workers, lambda chunk: self._upsert_request(
+        bulk.load(records, workers, handle.layout, lambda chunk: self._upsert_request(
             handle, index, namespace, chunk))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
@@ -386,7 +388,7 @@ class PineconeAdapter:
 
         found = fetch_until_settled(search, lambda m: score(index.metric, m.score),
                                     request.top_k, cap=MAX_TOP_K, min_score=request.min_score)
-        return [match_of(m, index.metric, include) for m in found]
+        return [match_of(m, index.metric, include, handle.layout) for m in found]
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         return explain_query(index, request, MAX_TOP_K)
@@ -397,7 +399,7 @@ class PineconeAdapter:
             return []
         handle = self._handle(index.name)
         self._await_fresh(handle, index, namespace)
-        return [record_of(vector) for answer in self._fetched(handle, index, namespace, wire)
+        return [record_of(vector, handle.layout) for answer in self._fetched(handle, index, namespace, wire)
                 for vector in answer.vectors.values()]
 
     def _fetched(self, handle: Handle, index: IndexSpec, namespace: str,

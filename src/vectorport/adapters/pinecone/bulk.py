@@ -6,8 +6,11 @@ vectors and 2 MB, estimated per record with the ordinary upsert's estimate, so n
 more than the facade's batches would send) and those requests go
 :data:`MIN_PARALLEL` or ``workers`` at once, whichever is more — a request's time is
 mostly waiting on the service, not this machine's cores, so the core count that sets
-``workers`` by default is no bound here. Every request's LSN is noted as the ordinary
-upsert notes it, so a strong read after the load waits for all of it.
+``workers`` by default is no bound here. Each chunk is encoded by the thread that
+sends it, so the first request leaves at once and encoding overlaps the service's work
+(the records were checked by the facade; encoding refuses nothing). Every request's LSN
+is noted as the ordinary upsert notes it, so a strong read after the load waits for
+all of it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from vectorport.adapterkit import Record, batches
 from vectorport.adapterkit.bulk import send_chunks
-from vectorport.adapters.pinecone.codec import estimated_bytes, wire_vector
+from vectorport.adapters.pinecone.codec import estimated_record_bytes, wire_vector
 
 MAX_VECTORS = 1_000
 """Vectors per upsert request (Pinecone's limit)."""
@@ -28,13 +31,13 @@ MIN_PARALLEL = 8
 upserts; the ordinary path sends four batches at once)."""
 
 
-def load(records: Sequence[Record], workers: int,
+def load(records: Sequence[Record], workers: int, layout: int,
          send: Callable[[list[Any]], None]) -> None:
-    """Send ``records`` (validated, unique ids) as SDK vectors, one request per chunk."""
-    vectors = {r.id: wire_vector(r) for r in records}  # every check before any I/O
-    chunks = list(batches(records, MAX_VECTORS, cost=lambda r: estimated_bytes(vectors[r.id]),
+    """Send ``records`` (validated, unique ids) as SDK vectors of an index of ``layout``,
+    one request per chunk."""
+    chunks = list(batches(records, MAX_VECTORS, cost=estimated_record_bytes,
                           max_cost=MAX_BYTES))
-    send_chunks(chunks, lambda chunk: send([vectors[r.id] for r in chunk]),
+    send_chunks(chunks, lambda chunk: send([wire_vector(r, layout) for r in chunk]),
                 max(workers, MIN_PARALLEL))
 
 

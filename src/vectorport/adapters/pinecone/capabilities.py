@@ -22,11 +22,13 @@ def stored_id_length(rid: str) -> int:
 
 def stored_metadata_bytes(record: Record) -> int:
     """The bytes of the metadata Pinecone receives for ``record``: user metadata, the
-    document and the reserved type keys (imported here lazily: the codec needs the SDK,
-    the declaration must not)."""
-    from vectorport.adapters.pinecone.codec import encode_metadata, metadata_bytes
+    document and the reserved type keys, counted with every layout's type keys at once
+    (the check runs before the index, hence its layout, is known; the bound exceeds the
+    exact size by the markers one layout has and the other lacks, a few bytes per
+    number). Imported here lazily: the codec needs the SDK, the declaration must not."""
+    from vectorport.adapters.pinecone.codec import stored_bytes_bound
 
-    return metadata_bytes(encode_metadata(record.metadata, record.document))
+    return stored_bytes_bound(record.metadata, record.document)
 
 
 PINECONE_LIMITS = Limits(

@@ -7,11 +7,23 @@ Three gaps between the contract and Pinecone are closed here:
   The code is prefix-free and keeps code-point order, so prefixes (``list_ids``) and the
   ascending id order survive the mapping. An id longer than 512 characters once escaped
   cannot be stored (:class:`UnsupportedFeatureError`).
-- **Numbers**: Pinecone keeps every number as a 64-bit float. The reserved key
-  ``vp:int`` lists ``key=decimal`` for every int value, so ints come back as the exact
-  ints stored (beyond 2^53 too); every other number comes back as a float. The reserved
-  key ``vp:num`` lists the keys holding numbers, which lets a filter say "this field is
-  not a number" (needed for an exact ``$not`` over a range).
+- **Numbers**: Pinecone keeps every number as a 64-bit float, so a number's kind (1
+  vs 1.0) and an int beyond 2^53 need type information beside the value. How much is
+  the index's *layout* (its tag ``vectorport_layout``, read with the index's
+  description, so knowing it costs no request):
+
+  - layout 2 (every index created since): an int within ±2^53 is written as is — it
+    comes back as an integral number, which reads as an int. Only the rarer cases carry a
+    marker: ``vp:int`` lists ``key=decimal`` for an int beyond ±2^53 (read back exactly)
+    and ``vp:flt`` lists the keys of floats with an integral value (``1.0``, ``-0.0``,
+    ``1e300``), which read back as floats. Every other number reads as a float.
+  - layout 1 (indexes written by earlier versions, no tag): ``vp:int`` lists
+    ``key=decimal`` for every int; a number without an entry reads as a float. Such an
+    index keeps this layout for reads and writes alike, so all its records agree.
+
+  In both, ``vp:num`` lists the keys holding numbers: Pinecone has neither a negation
+  nor a type test in its filters, so "this field exists but is not a number" (needed
+  for an exact ``$not`` over a range) can only be asked of a stored marker.
 - **Documents** live under the reserved key ``vp:doc``.
 
 Reserved keys contain ``:``, which user keys cannot (``^[A-Za-z_][A-Za-z0-9_]*$``), so
@@ -47,6 +59,19 @@ RESERVED_PREFIX = "vp:"
 DOCUMENT_KEY = "vp:doc"
 NUMBER_KEYS = "vp:num"
 INT_VALUES = "vp:int"
+FLOAT_KEYS = "vp:flt"
+LAYOUT_TAG = "vectorport_layout"
+"""The index tag holding its records' layout (absent on indexes of layout 1)."""
+LAYOUT_EVERY_INT = 1
+"""Every int listed in ``vp:int`` (indexes created before layout 2)."""
+LAYOUT_MARKED = 2
+"""Only ints beyond ±2^53 (``vp:int``) and integral floats (``vp:flt``) marked."""
+LAYOUT_BOUND = 0
+"""Not a layout: both markings at once, whose size bounds every layout's (the declared
+record-size limit is checked before the index, hence its layout, is known)."""
+CURRENT_LAYOUT = LAYOUT_MARKED
+EXACT_INT_LIMIT = 2**53
+"""Ints within ±2^53 survive the float64 Pinecone stores exactly."""
 ESCAPE = "~"
 MAX_ID_LENGTH = 512
 MAX_METADATA_BYTES = 40 * 1024
@@ -95,42 +120,82 @@ def decode_id(wire: str) -> str:
     return "".join(out)
 
 
-def encode_metadata(metadata: Mapping[str, MetadataValue], document: str | None) -> dict[str, Any]:
-    """Pinecone metadata for a record: user values plus the reserved keys."""
+def layout_of(tags: Mapping[str, str] | None) -> int:
+    """The layout of an index with these tags (see the module docstring)."""
+    return LAYOUT_MARKED if (tags or {}).get(LAYOUT_TAG) == str(LAYOUT_MARKED) else (
+        LAYOUT_EVERY_INT)
+
+
+def encode_metadata(metadata: Mapping[str, MetadataValue], document: str | None,
+                    layout: int = CURRENT_LAYOUT) -> dict[str, Any]:
+    """Pinecone metadata for a record: user values plus the reserved keys of ``layout``."""
     out: dict[str, Any] = {}
     numbers: list[str] = []
     ints: list[str] = []
+    floats: list[str] = []
+    every_int = layout != LAYOUT_MARKED
+    integral_floats = layout != LAYOUT_EVERY_INT
     for key, value in metadata.items():
         if isinstance(value, tuple):
             out[key] = list(value)
-        elif isinstance(value, (bool, str)):
-            out[key] = value
-        elif isinstance(value, int):
-            out[key] = value
-            numbers.append(key)
-            ints.append(f"{key}={value}")
-        else:
-            out[key] = value
-            numbers.append(key)
+            continue
+        out[key] = value
+        if isinstance(value, (bool, str)):
+            continue
+        numbers.append(key)
+        if isinstance(value, int):
+            if every_int or not -EXACT_INT_LIMIT <= value <= EXACT_INT_LIMIT:
+                ints.append(f"{key}={value}")
+        elif integral_floats and value.is_integer():
+            floats.append(key)
     if document is not None:
         out[DOCUMENT_KEY] = document
     if numbers:
         out[NUMBER_KEYS] = numbers
     if ints:
         out[INT_VALUES] = ints
+    if floats:
+        out[FLOAT_KEYS] = floats
     return out
 
 
 def metadata_bytes(encoded: Mapping[str, Any]) -> int:
     """The bytes of ``encoded`` in the request body. The SDK serialises bodies with orjson,
     so orjson measures exactly what is sent (and is some 15 times faster than ``json``,
-    which counted for a few per cent of an upsert: this runs twice per record). Every
-    value is JSON-able: metadata ints are within int64 (the contract's range)."""
+    which counted for a few per cent of an upsert). Every value is JSON-able: metadata
+    ints are within int64 (the contract's range)."""
     return len(orjson.dumps(encoded))
 
 
-def checked_metadata(record: Record) -> dict[str, Any]:
-    encoded = encode_metadata(record.metadata, record.document)
+_LIST_KEY_BYTES = len(',"vp:num":[]')
+"""A reserved list key's bytes besides its elements (every reserved key is 6 long)."""
+
+
+def stored_bytes_bound(metadata: Mapping[str, MetadataValue], document: str | None) -> int:
+    """At least the metadata bytes any layout stores for this record: the user metadata
+    as orjson writes it, plus the reserved keys of every layout counted without building
+    them (this runs once per record on every write, for the declared size limit). User
+    keys are ASCII identifiers, so a key costs its length plus two quotes and a comma."""
+    # orjson writes a tuple as a list, as sent; ``default`` takes a read-only mapping
+    size = len(orjson.dumps(metadata, default=dict))
+    numbers = ints = floats = 0
+    for key, value in metadata.items():
+        if isinstance(value, (bool, str, tuple)):
+            continue
+        numbers += len(key) + 3
+        if isinstance(value, int):
+            ints += len(key) + 4 + len(str(value))  # "key=decimal",
+        elif value.is_integer():
+            floats += len(key) + 3
+    for elements in (numbers, ints, floats):
+        size += elements and _LIST_KEY_BYTES + elements
+    if document is not None:
+        size += len(',"vp:doc":') + len(orjson.dumps(document))
+    return size
+
+
+def checked_metadata(record: Record, layout: int = CURRENT_LAYOUT) -> dict[str, Any]:
+    encoded = encode_metadata(record.metadata, record.document, layout)
     size = metadata_bytes(encoded)
     if size > MAX_METADATA_BYTES:
         raise ValidationError(
@@ -140,7 +205,8 @@ def checked_metadata(record: Record) -> dict[str, Any]:
     return encoded
 
 
-def decode_metadata(raw: Mapping[str, Any] | None) -> tuple[dict[str, MetadataValue], str | None]:
+def decode_metadata(raw: Mapping[str, Any] | None, layout: int = CURRENT_LAYOUT,
+                    ) -> tuple[dict[str, MetadataValue], str | None]:
     """User metadata in canonical form, and the document."""
     if not raw:
         return {}, None
@@ -151,6 +217,9 @@ def decode_metadata(raw: Mapping[str, Any] | None) -> tuple[dict[str, MetadataVa
             exact_ints[key] = int(decimal)
         except ValueError:
             continue
+    # layout 1 has no float marker: there a number without an int entry is a float
+    floats = (frozenset(str(k) for k in raw.get(FLOAT_KEYS) or ())
+              if layout == LAYOUT_MARKED else None)
     metadata: dict[str, MetadataValue] = {}
     for key, value in raw.items():
         if key.startswith(RESERVED_PREFIX):
@@ -159,10 +228,13 @@ def decode_metadata(raw: Mapping[str, Any] | None) -> tuple[dict[str, MetadataVa
             metadata[key] = value
         elif isinstance(value, (int, float)):
             exact = exact_ints.get(key)
-            if exact is not None and math.isclose(float(value), float(exact), rel_tol=1e-15):
+            number = float(value)
+            if exact is not None and math.isclose(number, float(exact), rel_tol=1e-15):
                 metadata[key] = exact
+            elif floats is not None and key not in floats and number.is_integer():
+                metadata[key] = int(number)
             else:
-                metadata[key] = float(value)
+                metadata[key] = number
         elif isinstance(value, list):
             metadata[key] = tuple(str(v) for v in value)
     document = raw.get(DOCUMENT_KEY)
@@ -204,14 +276,16 @@ def read_vector(values: list[float]) -> DenseVector:
     return read_only_float32(values)
 
 
-def wire_vector(record: Record) -> Vector:
-    """The SDK vector for a record; every check happens here, before any I/O."""
+def wire_vector(record: Record, layout: int) -> Vector:
+    """The SDK vector for a record in an index of ``layout``; every check happens here,
+    before any I/O."""
     # id length, metadata size, zero vectors and sparse sizes are declared limits
     # (capabilities.PINECONE_LIMITS), checked by the facade for the whole call
-    metadata = encode_metadata(record.metadata, record.document)
+    metadata = encode_metadata(record.metadata, record.document, layout)
+    values: list[float] = record.vector.tolist()  # all-zero: refused by the facade's limits
     return Vector(
         id=encode_id(record.id),
-        values=dense_values(record.vector),
+        values=values,
         sparse_values=(SparseValues(**sparse_values(record.sparse))
                        if record.sparse is not None else None),
         metadata=metadata or None,
@@ -225,6 +299,15 @@ def estimated_bytes(vector: Vector) -> int:
     return 64 + len(vector.id) * 2 + 25 * len(vector.values) + 36 * sparse + meta
 
 
+def estimated_record_bytes(record: Record) -> int:
+    """At least :func:`estimated_bytes` of the record's vector, without encoding it: every
+    id character escapes to at most seven, and the metadata is bounded by
+    :func:`stored_bytes_bound`."""
+    sparse = len(record.sparse.indices) if record.sparse is not None else 0
+    return (64 + len(record.id) * 14 + 25 * len(record.vector) + 36 * sparse
+            + stored_bytes_bound(record.metadata, record.document))
+
+
 def score(metric: Metric, raw: float) -> float:
     """The CONTRACT §3 score; Pinecone's euclidean score is the squared distance."""
     if metric == "euclidean":
@@ -232,8 +315,8 @@ def score(metric: Metric, raw: float) -> float:
     return float(raw)
 
 
-def match_of(scored: Any, metric: Metric, include: Include) -> Match:
-    metadata, document = decode_metadata(scored.metadata)
+def match_of(scored: Any, metric: Metric, include: Include, layout: int) -> Match:
+    metadata, document = decode_metadata(scored.metadata, layout)
     return Match(
         id=decode_id(scored.id),
         score=score(metric, scored.score),
@@ -244,8 +327,8 @@ def match_of(scored: Any, metric: Metric, include: Include) -> Match:
     )
 
 
-def record_of(vector: Any) -> Record:
-    metadata, document = decode_metadata(vector.metadata)
+def record_of(vector: Any, layout: int) -> Record:
+    metadata, document = decode_metadata(vector.metadata, layout)
     return Record(
         id=decode_id(vector.id),
         vector=read_vector(vector.values),
@@ -256,8 +339,14 @@ def record_of(vector: Any) -> Record:
 
 
 __all__ = [
+    "CURRENT_LAYOUT",
     "DOCUMENT_KEY",
+    "FLOAT_KEYS",
     "INT_VALUES",
+    "LAYOUT_BOUND",
+    "LAYOUT_EVERY_INT",
+    "LAYOUT_MARKED",
+    "LAYOUT_TAG",
     "NUMBER_KEYS",
     "checked_metadata",
     "decode_id",
@@ -267,12 +356,15 @@ __all__ = [
     "encode_id_checked",
     "encode_metadata",
     "estimated_bytes",
+    "estimated_record_bytes",
+    "layout_of",
     "match_of",
     "read_sparse",
     "read_vector",
     "record_of",
     "score",
     "sparse_values",
+    "stored_bytes_bound",
     "try_encode_id",
     "wire_vector",
 ]

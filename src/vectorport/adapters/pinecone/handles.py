@@ -16,15 +16,18 @@ from typing import Any
 from pinecone.index import Index as PineconeIndex
 
 from vectorport.adapterkit import BackendError
+from vectorport.adapters.pinecone.codec import layout_of
 
 
 @dataclass(frozen=True, slots=True)
 class Handle:
-    """An open index: its Pinecone name and the SDK data-plane client for its host."""
+    """An open index: its Pinecone name, the SDK data-plane client for its host, and the
+    layout of its records (``codec.layout_of`` its tags)."""
 
     name: str
     host: str
     client: PineconeIndex
+    layout: int
 
 
 class Handles:
@@ -48,7 +51,8 @@ class Handles:
             handle = self._handles.get(name)
             if handle is not None and handle.host == host:
                 return handle
-            self._handles[name] = Handle(model.name, host, self._connect(host))
+            self._handles[name] = Handle(model.name, host, self._connect(host),
+                                         layout_of(model.tags))
             return self._handles[name]
 
     def drop(self, name: str, *, close: bool = True) -> None:

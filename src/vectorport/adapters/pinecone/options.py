@@ -6,8 +6,9 @@ emulator or private control-plane endpoint), ``cloud`` / ``region`` of new index
 wait, default 30) and ``ready_timeout`` (seconds to wait for a new index, default 300).
 
 Index options: ``cloud``, ``region``, ``deletion_protection`` (``"enabled"`` or
-``"disabled"``) and ``tags`` (str → str; the tag ``vectorport_create`` is reserved for
-the creation token). Queries take no options.
+``"disabled"``) and ``tags`` (str → str; the tags ``vectorport_create`` and
+``vectorport_layout`` are reserved for the creation token and the records' layout).
+Queries take no options.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ from __future__ import annotations
 from typing import Any
 
 from vectorport.adapterkit import Option, OptionSpec
-from vectorport.adapters.pinecone.codec import BACKEND
+from vectorport.adapters.pinecone.codec import BACKEND, LAYOUT_TAG
 
 CREATE_TOKEN_TAG = "vectorport_create"
+RESERVED_TAGS = (CREATE_TOKEN_TAG, LAYOUT_TAG)
 
 
 def _no_reserved_tag(tags: Any) -> str | None:
-    if CREATE_TOKEN_TAG in tags:
-        return f"may not use the tag {CREATE_TOKEN_TAG!r}: vectorport reserves it"
+    for tag in RESERVED_TAGS:
+        if tag in tags:
+            return f"may not use the tag {tag!r}: vectorport reserves it"
     return None
 
 
