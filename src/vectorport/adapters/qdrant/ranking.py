@@ -45,7 +45,7 @@ from vectorport.adapterkit import (
 )
 from vectorport.adapterkit import first_depth as kit_first_depth
 from vectorport.adapters.qdrant import naming
-from vectorport.adapters.qdrant.codec import Hit
+from vectorport.adapters.qdrant.codec import Hit, float64_rows
 from vectorport.core.types import Metric, SparseVector
 
 SEARCH_CAP = 16_384
@@ -72,8 +72,9 @@ class Scorer:
     """The exact score of a stored point for one query.
 
     Dense scores of a search's hits are computed together (:meth:`primed`: one matrix
-    product instead of a NumPy call per hit) and remembered by point for the rest of
-    the query, so a hit seen again when the search widens is not scored twice."""
+    product instead of a NumPy call per hit) and remembered by record id (a query reads
+    one namespace, where ids are unique) for the rest of the query, so a hit seen again
+    when the search widens is not scored twice."""
 
     metric: Metric
     vector_name: str
@@ -89,30 +90,29 @@ class Scorer:
         return cls(metric, vector_name, dense, None if sparse is None else sparse.as_dict())
 
     def primed(self, hits: Sequence[Hit]) -> Sequence[Hit]:
-        """``hits``, their dense scores computed in one go."""
+        """``hits``, their dense scores computed in one go: the stored vectors, as the
+        engine gave them, become one float64 matrix (:func:`~.codec.float64_rows`)."""
         if self.dense_query is None:
             return hits
-        fresh = [hit for hit in hits if hit.uid not in self._dense_memo]
+        memo = self._dense_memo
+        fresh = [hit for hit in hits if hit.record_id not in memo]
         if fresh:
-            scores = exact_scores(self.metric, self.dense_query,
-                                  np.stack([self._stored(hit) for hit in fresh]))
-            self._dense_memo.update(zip((hit.uid for hit in fresh), scores.tolist(),
-                                        strict=True))
+            name = self.vector_name
+            matrix = float64_rows([hit.vectors[name] for hit in fresh])  # type: ignore[misc]
+            scores = exact_scores(self.metric, self.dense_query, matrix)
+            memo.update(zip((hit.record_id for hit in fresh), scores.tolist(), strict=True))
         return hits
 
     def dense(self, hit: Hit) -> float:
         if self.dense_query is None:
             return 0.0
-        score = self._dense_memo.get(hit.uid)
+        score = self._dense_memo.get(hit.record_id)
         if score is None:
-            score = self._dense_memo[hit.uid] = float(
-                exact_scores(self.metric, self.dense_query, self._stored(hit))[0])
+            stored = hit.vectors[self.vector_name]
+            assert not isinstance(stored, SparseVector)  # the dense vector's name
+            score = self._dense_memo[hit.record_id] = float(
+                exact_scores(self.metric, self.dense_query, stored)[0])
         return score
-
-    def _stored(self, hit: Hit) -> npt.NDArray[np.float32]:
-        stored = hit.vectors[self.vector_name]
-        assert not isinstance(stored, SparseVector)  # the dense vector's name
-        return stored
 
     def sparse(self, hit: Hit) -> float:
         if self.sparse_query is None:

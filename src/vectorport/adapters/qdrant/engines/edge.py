@@ -118,12 +118,17 @@ class EdgeEngine:
         self._root.mkdir(parents=True, exist_ok=True)
         self._token = object()
         self._optimize_every = optimize_every
+        self._keys: dict[str, str] = {}
 
     def _folder(self, name: str) -> Path:
         return self._root / name
 
     def _key(self, name: str) -> str:
-        return str(self._folder(name).resolve())
+        # resolved once per name: resolving the path took four lstat calls a query
+        key = self._keys.get(name)
+        if key is None:
+            key = self._keys[name] = str(self._folder(name).resolve())
+        return key
 
     def _shard(self, name: str) -> Any:
         entry = _OPEN.get(self._key(name))
