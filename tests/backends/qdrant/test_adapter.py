@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import hypothesis
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 pytest.importorskip("qdrant_client")
 pytest.importorskip("qdrant_edge")
@@ -113,6 +115,16 @@ def test_point_ids_are_uuid5_of_namespace_and_id() -> None:
     assert naming.point_id("ns", "id") == str(uuid.uuid5(namespace, "ns\0id"))
     # the NUL separator keeps ("a", "b/c") and ("a/b", "c") apart, and so on
     assert naming.point_id("a", "bc") != naming.point_id("ab", "c")
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(st.text(max_size=12).filter(lambda s: "\0" not in s),
+                  st.text(min_size=1, max_size=40).filter(lambda s: "\0" not in s))
+def test_point_ids_are_exactly_what_uuid5_computes(namespace: str, record_id: str) -> None:
+    # point_id formats the SHA-1 digest itself (no uuid.UUID objects); the stored points
+    # of every existing index depend on it naming the same UUIDs as uuid.uuid5
+    want = str(uuid.uuid5(naming.POINT_ID_NAMESPACE, f"{namespace}\0{record_id}"))
+    assert naming.point_id(namespace, record_id) == want
 
 
 def test_ids_of_any_string_come_back_exactly_and_per_namespace(store: vectorport.Store) -> None:

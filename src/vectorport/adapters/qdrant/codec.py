@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import struct
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,7 +83,7 @@ class Hit:
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
     meta = {k: list(v) if isinstance(v, tuple) else v for k, v in record.metadata.items()}
     payload: dict[str, Any] = {naming.NAMESPACE: namespace, naming.ID: record.id,
-                               naming.META: meta, naming.REVISION: uuid.uuid4().hex}
+                               naming.META: meta, naming.REVISION: naming.revision()}
     if record.document is not None:
         payload[naming.DOCUMENT] = record.document
     if not bools_native:
