@@ -55,6 +55,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[vectorport
         yield opened
 
 
+def _unread(limit: int) -> list[str]:
+    raise AssertionError("the namespaces should be known by now")
+
+
 def _adapter(store: vectorport.Store) -> QdrantAdapter:
     adapter = store.adapter
     assert isinstance(adapter, QdrantAdapter)
@@ -483,10 +487,10 @@ def test_local_mode_drops_the_namespace_condition_only_while_it_is_redundant(
         mine.upsert([("a", [1, 0]), ("b", [0, 1])])
         engine = _adapter(first).engine
         scope = {"must": [{"key": naming.NAMESPACE, "match": {"value": ""}}]}
-        assert engine._tenants.unscoped(None, "tenant_idx", scope) == {}  # type: ignore[attr-defined]
+        assert engine._tenants.unscoped("tenant_idx", scope, _unread) == {}  # type: ignore[attr-defined]
         assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
         second.index("tenant_idx").upsert([("c", [5, 5])], namespace="other")
-        assert engine._tenants.unscoped(None, "tenant_idx", scope) == scope  # type: ignore[attr-defined]
+        assert engine._tenants.unscoped("tenant_idx", scope, _unread) == scope  # type: ignore[attr-defined]
         assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
         assert mine.count() == 2 and mine.count("other") == 1
         assert [m.id for m in mine.query([1, 1], top_k=5, namespace="other")] == ["c"]
@@ -499,3 +503,42 @@ def test_local_mode_drops_the_namespace_condition_only_while_it_is_redundant(
         fresh = again.create_index("tenant_idx", 2, "dotproduct")
         fresh.upsert([("d", [1, 0])], namespace="x")
         assert fresh.count() == 0 and fresh.count("x") == 1
+
+
+def test_edge_searches_drop_the_namespace_condition_only_while_it_is_redundant(
+    tmp_path: Path,
+) -> None:
+    """An Edge shard has one owner, so its searches leave the namespace condition out
+    while the shard holds one namespace; a second namespace brings it back, and so does
+    a point of another namespace coming back from a search (a write that raced it)."""
+    url = f"qdrant+edge://{tmp_path}/edge"
+    scope = {"must": [{"key": naming.NAMESPACE, "match": {"value": ""}}]}
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("tenant_idx", 2, "dotproduct")
+        mine.upsert([("a", [1, 0]), ("b", [0, 1])])
+        engine = _adapter(first).engine
+        assert isinstance(engine, EdgeEngine)
+        tenants = engine._entry("tenant_idx").tenants
+        assert tenants.unscoped("tenant_idx", scope, _unread) == {}
+        # a point of another namespace written behind the tenants' back, as a write
+        # racing a search would land: the search sees it and asks again, scoped
+        engine._shard("tenant_idx").update(qe.UpdateOperation.upsert_points([qe.Point(
+            id=naming.point_id("ghost", "g"), vector={naming.DENSE: [9.0, 9.0]},
+            payload={naming.NAMESPACE: "ghost", naming.ID: "g", naming.META: {}})]))
+        assert tenants.unscoped("tenant_idx", scope, _unread) == {}
+        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
+        second.index("tenant_idx").upsert([("c", [5, 5])], namespace="other")
+        assert tenants.unscoped("tenant_idx", scope, _unread) == scope
+        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
+        assert [m.id for m in mine.query([1, 1], top_k=5, namespace="other")] == ["c"]
+    with vectorport.connect(url) as again:  # the namespaces are read back on reopening
+        index = again.index("tenant_idx")
+        assert [m.id for m in index.query([1, 1], top_k=5)] == ["a", "b"]
+        assert [m.id for m in index.query([1, 1], top_k=5, namespace="ghost")] == ["g"]
+        tenants = _adapter(again).engine._entry("tenant_idx").tenants  # type: ignore[attr-defined]
+        assert tenants.unscoped("tenant_idx", scope, _unread) == scope
+        again.delete_index("tenant_idx")
+        fresh = again.create_index("tenant_idx", 2, "dotproduct")
+        fresh.upsert([("d", [1, 0])], namespace="x")
+        assert [m.id for m in fresh.query([1, 1], top_k=5, namespace="x")] == ["d"]
+        assert fresh.query([1, 1], top_k=5) == []

@@ -64,20 +64,18 @@ class Hit:
     """One point read back: its payload and the named vectors asked for. The engine's
     own score is not kept (rescoring makes scores exact), and the point id is read
     from the engine's point only when asked for (:attr:`uid`): a search's ranking keys
-    hits by record id, and qdrant-edge-py builds a ``uuid.UUID`` for every id read."""
+    hits by record id (read once here: the ranking asks for it a dozen times a hit),
+    and qdrant-edge-py builds a ``uuid.UUID`` for every id read."""
 
     point: Any
     """The engine's point (or anything with an ``id``), for :attr:`uid`."""
     payload: Mapping[str, Any]
     vectors: Mapping[str, HitVector] = field(default_factory=dict)
+    record_id: str = ""
 
     @property
     def uid(self) -> str:
         return str(self.point.id)
-
-    @property
-    def record_id(self) -> str:
-        return str(self.payload[naming.ID])
 
 
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
@@ -113,10 +111,8 @@ def vector_names(index: IndexSpec) -> list[str]:
 
 
 def metadata_of(payload: Mapping[str, Any]) -> dict[str, MetadataValue]:
-    out: dict[str, MetadataValue] = {}
-    for key, value in (payload.get(naming.META) or {}).items():
-        out[key] = tuple(value) if isinstance(value, list) else value
-    return out
+    return {key: tuple(value) if type(value) is list else value
+            for key, value in (payload.get(naming.META) or {}).items()}
 
 
 def document_of(payload: Mapping[str, Any]) -> str | None:
@@ -203,7 +199,8 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
                                              tuple(float(v) for _, v in pairs))
             else:
                 vectors[name] = value
-    return Hit(point, point.payload or {}, vectors)
+    payload = point.payload or {}
+    return Hit(point, payload, vectors, str(payload[naming.ID]))
 
 
 __all__ = ["Hit", "HitVector", "Point", "QueryValue", "dense_of", "float64_rows", "metadata_of",

@@ -30,7 +30,8 @@ calls are behind :class:`CandidateSource`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -63,8 +64,7 @@ def first_depth(top_k: int, dense_only: bool) -> int:
     return min(SEARCH_CAP, top_k + 1) if dense_only else kit_first_depth(top_k, SEARCH_CAP)
 
 
-def record_id(hit: Hit) -> str:
-    return hit.record_id
+record_id: Callable[[Hit], str] = operator.attrgetter("record_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +164,10 @@ def exact_top_k(scorer: Scorer, source: CandidateSource, top_k: int,
         # A point sharing no term with the query is not in the sparse list: 0 there.
         lists.append(RankedList(lambda depth: scorer.primed(source.sparse(depth)),
                                 scorer.sparse, missing=0.0))
+    # a dense-only query's total is its dense score: one call a hit fewer
+    total = scorer.total if scorer.sparse_query is not None else scorer.dense
     return threshold_top_k(
-        lists, scorer.total, record_id, top_k, min_score=min_score, cap=SEARCH_CAP,
+        lists, total, record_id, top_k, min_score=min_score, cap=SEARCH_CAP,
         first=first_depth(top_k, scorer.sparse_query is None), scan=source.scan,
         exhausted=lambda ranked, seen: _zero_fill(source, ranked, seen, top_k, min_score),
     )
