@@ -190,17 +190,18 @@ class EdgeEngine:
             shard.optimize()
             entry.written = 0
 
-    def _namespaces(self, shard: Any) -> Reader:
+    def _namespaces(self, name: str, shard: Any) -> Reader:
         def read(limit: int) -> list[str]:
             request = qe.FacetRequest(key=naming.NAMESPACE, limit=limit, exact=True)
-            return [str(h.value) for h in shard.facet(request).hits]
+            with translated("facet", name):
+                return [str(h.value) for h in shard.facet(request).hits]
         return read
 
     def _adding(self, name: str, shard: Any, points: Sequence[Point]) -> None:
         """Record the namespaces of ``points`` before they are written (under the
         writers' lock)."""
         self._entry(name).tenants.writing(
-            name, {str(p.payload[naming.NAMESPACE]) for p in points}, self._namespaces(shard))
+            name, {str(p.payload[naming.NAMESPACE]) for p in points}, self._namespaces(name, shard))
 
     # -- collections ----------------------------------------------------------------
 
@@ -310,7 +311,7 @@ class EdgeEngine:
         it: the namespace's best.)"""
         entry = self._entry(name)
         namespace = leading_namespace(flt)
-        sent = entry.tenants.unscoped(name, flt, self._namespaces(entry.shard))
+        sent = entry.tenants.unscoped(name, flt, self._namespaces(name, entry.shard))
         hits = self._search(entry.shard, name, using, query, sent, limit, vectors, options)
         if sent is not flt and any(h.payload.get(naming.NAMESPACE) != namespace for h in hits):
             hits = self._search(entry.shard, name, using, query, flt, limit, vectors, options)

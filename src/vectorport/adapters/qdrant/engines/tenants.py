@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.filters import QdrantFilter
 
+_UNREAD = object()
+
 Reader = Callable[[int], Sequence[str]]
 """An exact facet over the namespace field: at most ``limit`` distinct namespaces."""
 
@@ -72,8 +74,10 @@ class Tenants:
         namespace = leading_namespace(flt)
         if namespace is None:
             return flt
-        known = self._known[name] if name in self._known else self._load(name, read)
-        if known is None or not known <= {namespace}:
+        known = self._known.get(name, _UNREAD)
+        if known is _UNREAD:
+            known = self._load(name, read)
+        if not isinstance(known, set) or not known <= {namespace}:
             return flt
         rest = {k: v for k, v in flt.items() if k != "must"}
         if len(flt["must"]) > 1:
