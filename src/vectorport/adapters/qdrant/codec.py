@@ -190,16 +190,20 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
     with ``sparse_type`` that engine's sparse vector class; sparse vectors come back in
     the canonical ascending order, dense ones as given (see :data:`HitVector`)."""
     raw = point.vector
-    vectors: dict[str, HitVector] = {}
-    if type(raw) is dict or isinstance(raw, Mapping):  # dict first: the ABC check is slow
-        for name, value in raw.items():
-            if isinstance(value, sparse_type):
-                pairs = sorted(zip(value.indices, value.values, strict=True))
-                vectors[name] = SparseVector(tuple(int(i) for i, _ in pairs),
-                                             tuple(float(v) for _, v in pairs))
-            else:
-                vectors[name] = value
     payload = point.payload or {}
+    if not isinstance(raw, Mapping):
+        return Hit(point, payload, {}, str(payload[naming.ID]))
+    if not any(isinstance(value, sparse_type) for value in raw.values()):
+        # the engine's own fresh dict of lists: kept as it is (most hits)
+        return Hit(point, payload, raw, str(payload[naming.ID]))
+    vectors: dict[str, HitVector] = {}
+    for name, value in raw.items():
+        if isinstance(value, sparse_type):
+            pairs = sorted(zip(value.indices, value.values, strict=True))
+            vectors[name] = SparseVector(tuple(int(i) for i, _ in pairs),
+                                         tuple(float(v) for _, v in pairs))
+        else:
+            vectors[name] = value
     return Hit(point, payload, vectors, str(payload[naming.ID]))
 
 
