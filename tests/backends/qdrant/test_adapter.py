@@ -25,7 +25,7 @@ pytest.importorskip("qdrant_edge")
 import qdrant_edge as qe
 
 import vectorport
-from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant import codec, naming
 from vectorport.adapters.qdrant.adapter import QdrantAdapter, size_batches
 from vectorport.adapters.qdrant.codec import Point
 from vectorport.adapters.qdrant.engines.edge import EdgeEngine
@@ -119,6 +119,22 @@ def test_point_ids_are_uuid5_of_namespace_and_id() -> None:
     assert naming.point_id("ns", "id") == str(uuid.uuid5(namespace, "ns\0id"))
     # the NUL separator keeps ("a", "b/c") and ("a/b", "c") apart, and so on
     assert naming.point_id("a", "bc") != naming.point_id("ab", "c")
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.integers(1, 6), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_packed_float64_rows_are_the_stored_float32_values(rows: int, dimension: int,
+                                                           seed: int) -> None:
+    # the matrix exact scores are computed from: the same float64 values NumPy reads
+    # from the lists the engines return, bit for bit (including -0.0, tiny and huge)
+    rng = np.random.default_rng(seed)
+    stored = (rng.standard_normal((rows, dimension)) * 10.0 ** rng.integers(-30, 30)).astype(
+        np.float32)
+    stored[0, 0] = -0.0
+    lists = [row.tolist() for row in stored]
+    packed = codec.float64_rows(lists)
+    assert packed.dtype == np.float64 and packed.shape == (rows, dimension)
+    assert packed.tobytes() == np.array(lists, dtype=np.float64).tobytes()
 
 
 @hypothesis.settings(max_examples=300, deadline=None)
