@@ -127,3 +127,37 @@ def test_edge_searches_drop_the_namespace_condition_only_while_it_is_redundant(
         fresh.upsert([("d", [1, 0])], namespace="x")
         assert [m.id for m in fresh.query([1, 1], top_k=5, namespace="x")] == ["d"]
         assert fresh.query([1, 1], top_k=5) == []
+
+
+def test_filters_are_built_once_and_reused_across_queries(tmp_path: Path) -> None:
+    """The scoped filter document of a (namespace, filter) is one shared object, and
+    Edge keeps the qdrant-edge-py filter built from it: the same filter asked again,
+    and in another namespace, still selects what the reference selects."""
+    from vectorport.adapters.qdrant.filters import scoped
+    from vectorport.conformance.base import canonical_records
+    from vectorport.conformance.reference import reference_query
+    from vectorport.core.filters.oracle import matches
+    from vectorport.core.filters.parse import parse_filter
+
+    where = {"year": {"$gte": 2000}, "lang": {"$in": ["de", "en"]}, "ok": True}
+    node = parse_filter(where)
+    assert scoped("a", node, bools_native=False) is scoped("a", parse_filter(where),
+                                                           bools_native=False)
+    assert scoped("a", node, bools_native=False) is not scoped("b", node, bools_native=False)
+    rng = np.random.default_rng(7)
+    rows = [{"id": f"r{i:03d}", "vector": rng.standard_normal(4).tolist(),
+             "metadata": {"year": 1995 + i % 10, "lang": ["de", "en", "fr"][i % 3],
+                          "ok": i % 2 == 0}} for i in range(90)]
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/edge") as store:
+        index = store.create_index("filters_idx", 4, "cosine")
+        index.upsert(rows[:60], namespace="a")
+        index.upsert(rows[30:], namespace="b")
+        for namespace, part in (("a", rows[:60]), ("b", rows[30:]), ("a", rows[:60])):
+            records = canonical_records(part, 4)
+            for q in rng.standard_normal((3, 4)):
+                got = index.query(q, top_k=7, filter=where, namespace=namespace)
+                want = reference_query(records, "cosine", vector=q, top_k=7,
+                                       filter=parse_filter(where))
+                assert [m.id for m in got] == [e.id for e in want]
+                assert index.count(namespace=namespace, filter=where) == sum(
+                    1 for r in records if matches(node, r.metadata))

@@ -70,7 +70,9 @@ class Tenants:
 
     def unscoped(self, name: str, flt: QdrantFilter, read: Reader) -> QdrantFilter:
         """``flt`` without its leading namespace condition when every point of
-        ``name`` is in that namespace (``flt`` itself otherwise)."""
+        ``name`` is in that namespace (``flt`` itself otherwise). For a filter of
+        :func:`..filters.scoped`, that is its user part itself (the same object
+        every time, so that the engine's SDK objects of it are kept), or ``{}``."""
         namespace = leading_namespace(flt)
         if namespace is None:
             return flt
@@ -79,9 +81,12 @@ class Tenants:
             known = self._load(name, read)
         if not isinstance(known, set) or not known <= {namespace}:
             return flt
+        must = flt["must"]
+        if len(flt) == 1 and len(must) <= 2:
+            return must[1] if len(must) == 2 else {}
         rest = {k: v for k, v in flt.items() if k != "must"}
-        if len(flt["must"]) > 1:
-            rest["must"] = flt["must"][1:]
+        if len(must) > 1:
+            rest["must"] = must[1:]
         return rest
 
     def _load(self, name: str, read: Reader) -> set[str] | None:
