@@ -145,13 +145,52 @@ def _qdrant(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         sides = overhead._paired(index, batches, raw_query, raw_upsert, (
             "Qdrant and LanceDB: Qdrant's raw side is qdrant-client's local mode with UUID "
             "point ids and the id and metadata in the payload; vectorport's first search "
-            "goes 26 deep for a top 10 and returns the stored vectors, to rescore them "
+            "goes 12 deep for a top 10 and returns the stored vectors, to rescore them "
             "exactly with ties complete; its namespace condition (evaluated point by point "
             "in Python by local mode) is left out while the collection holds one namespace",))
         try:
             yield sides
         finally:
             client.close()
+            store.close()
+
+
+@contextlib.contextmanager
+def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
+    import uuid
+
+    import qdrant_edge as qe
+
+    with _folder("qdrant-edge") as folder:
+        store = vectorport.connect(f"qdrant+edge://{folder / 'vp'}")
+        index = store.create_index("overhead", DIM, "cosine")
+        shard = qe.EdgeShard.create(str(folder / "raw"), qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)))
+
+        def raw_upsert(batch: Batch) -> None:
+            shard.update(qe.UpdateOperation.upsert_points([
+                qe.Point(id=str(uuid.uuid5(uuid.NAMESPACE_URL, i)), vector=v.tolist(),
+                         payload={"id": i, "metadata": m})
+                for i, v, m in zip(batch.ids, batch.vectors, batch.metadata, strict=True)]))
+
+        def raw_query(q: Vectors) -> list[str]:
+            hits = shard.query(qe.QueryRequest(limit=TOP_K, query=qe.Query.Nearest(
+                np.asarray(q).tolist()), with_payload=True))
+            return [str(h.payload["id"]) for h in hits if h.payload is not None]
+
+        sides = overhead._paired(index, batches, raw_query, raw_upsert, (
+            "Qdrant and LanceDB: Qdrant Edge's raw side is an EdgeShard of qdrant-edge-py "
+            "(Qdrant's Rust engine in process) with UUID point ids and the id and metadata "
+            "in the payload; vectorport's first search goes 12 deep for a top 10 and "
+            "returns the stored vectors, to rescore them exactly in float64 with ties "
+            "complete; its namespace condition is left out while the shard holds one "
+            "namespace; its points also carry the vectors as written (cosine), the "
+            "namespace and a revision token, and every 10,000 points written it runs "
+            "Qdrant's optimizers (the raw side never does)",))
+        try:
+            yield sides
+        finally:
+            shard.close()
             store.close()
 
 
@@ -228,6 +267,14 @@ def run(report: Report, options: Options) -> None:
     # recall on Qdrant's own engine (Edge): qdrant-client's local mode is brute force only
     engines = {"lancedb": (_lancedb, "lancedb://{}"), "qdrant": (_qdrant, "qdrant+edge://{}")}
     for backend, (setup, url) in engines.items():
+        if backend == "qdrant" and _registered(backend):
+            try:  # Qdrant Edge, Qdrant's own engine, beside qdrant-client's local mode
+                with _qdrant_edge(data, batches) as sides:
+                    overhead._measure(report, "qdrant (Edge)", sides, queries, batches,
+                                      samples, SECTION)
+            except Exception as exc:
+                report.note(f"Qdrant and LanceDB: qdrant (Edge) overhead failed: "
+                            f"{type(exc).__name__}: {exc}")
         if not _registered(backend):
             report.note(f"Qdrant and LanceDB: {backend} not measured: no '{backend}' backend is "
                         "registered in this tree")

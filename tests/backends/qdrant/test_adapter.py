@@ -457,33 +457,3 @@ def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store)
         want = reference_query(records, "dotproduct", sparse=sparse_vector(q), top_k=top_k,
                                min_score=min_score)
         assert [m.id for m in got] == [e.id for e in want], (top_k, min_score)
-
-
-def test_local_mode_drops_the_namespace_condition_only_while_it_is_redundant(
-    tmp_path: Path,
-) -> None:
-    """Local mode filters point by point in Python, so a collection holding one namespace
-    is searched without the namespace condition; a second namespace, written by another
-    connection or found on reopening, brings the condition back."""
-    url = f"qdrant+local://{tmp_path}/lc"
-    with vectorport.connect(url) as first, vectorport.connect(url) as second:
-        mine = first.create_index("tenant_idx", 2, "dotproduct")
-        mine.upsert([("a", [1, 0]), ("b", [0, 1])])
-        engine = _adapter(first).engine
-        scope = {"must": [{"key": naming.NAMESPACE, "match": {"value": ""}}]}
-        assert engine._tenants.unscoped(None, "tenant_idx", scope) == {}  # type: ignore[attr-defined]
-        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
-        second.index("tenant_idx").upsert([("c", [5, 5])], namespace="other")
-        assert engine._tenants.unscoped(None, "tenant_idx", scope) == scope  # type: ignore[attr-defined]
-        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
-        assert mine.count() == 2 and mine.count("other") == 1
-        assert [m.id for m in mine.query([1, 1], top_k=5, namespace="other")] == ["c"]
-    with vectorport.connect(url) as again:  # the namespaces are read back on reopening
-        index = again.index("tenant_idx")
-        assert [m.id for m in index.query([1, 1], top_k=5)] == ["a", "b"]
-        index.delete(filter={"n": {"$exists": False}})  # deletes "a", "b" of "" only
-        assert index.count() == 0 and index.count("other") == 1
-        again.delete_index("tenant_idx")
-        fresh = again.create_index("tenant_idx", 2, "dotproduct")
-        fresh.upsert([("d", [1, 0])], namespace="x")
-        assert fresh.count() == 0 and fresh.count("x") == 1

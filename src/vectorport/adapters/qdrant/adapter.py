@@ -79,7 +79,10 @@ _PATCH_ATTEMPTS = 16
 
 def size_batches(points: Sequence[Point], max_bytes: int | None) -> Iterator[list[Point]]:
     """Consecutive runs of ``points`` whose estimated JSON size stays under
-    ``max_bytes`` (``None``: the engine takes any request, one batch)."""
+    ``max_bytes`` (``None``: the engine takes any request, one batch, and no point's
+    size is estimated)."""
+    if max_bytes is None:
+        return iter([list(points)] if points else [])
     return batches(points, max(1, len(points)), cost=codec.estimated_bytes,
                    max_cost=max_bytes)
 

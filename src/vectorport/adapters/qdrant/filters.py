@@ -36,9 +36,10 @@ Refused with :class:`UnsupportedFeatureError` at compile time, before any I/O:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from vectorport.adapterkit import FilterCompiler
+from vectorport.adapterkit import FilterCompiler, Memo
 from vectorport.adapters.qdrant import naming
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
@@ -73,6 +74,7 @@ class _AllEngines:
     def clear(self) -> None:
         for compiler in _COMPILERS.values():
             compiler.cache_clear()
+        _SCOPED.clear()
 
 
 _cache = _AllEngines()
@@ -93,14 +95,44 @@ def _wrap(part: QdrantFilter) -> QdrantFilter:
     return {"must": [part]}
 
 
+_SCOPED: Memo[tuple[str, bool, int], QdrantFilter] = Memo(1_024)
+"""Scoped filters by namespace and compiled filter. Keyed by the compiled filter's
+``id``, which is sound: the scoped filter holds the compiled one, so no other object
+takes that ``id`` while the entry lives."""
+
+
 def scoped(namespace: str, node: Filter | None, *, bools_native: bool) -> QdrantFilter:
     """The filter of an operation in ``namespace``: the tenant condition first (which
-    Qdrant's tenant index answers), then the user's filter."""
-    must: list[QdrantFilter] = [namespace_condition(namespace)]
+    Qdrant's tenant index answers), then the user's filter, ``{"must": [tenant,
+    user]}``. Memoised and shared like :func:`compile_filter`'s results (callers must
+    not change them): one object per (namespace, filter), whose engine objects the
+    engines keep (:class:`SdkFilters`)."""
     compiled = compile_filter(node, bools_native=bools_native)
+    return _SCOPED.get((namespace, bools_native, id(compiled)),
+                       lambda: _scope(namespace, compiled))
+
+
+def _scope(namespace: str, compiled: QdrantFilter | None) -> QdrantFilter:
+    must: list[QdrantFilter] = [namespace_condition(namespace)]
     if compiled is not None:
         must.append(compiled)
     return {"must": must}
+
+
+class SdkFilters:
+    """An engine's SDK objects (qdrant-client models, qdrant-edge-py filters) of the
+    filter documents it is handed, kept by the document's identity: the documents of
+    searches, scrolls and counts are the memoised ones of :func:`scoped` (or their
+    user part), and building the SDK objects of a three-condition filter took ≈ 14 µs,
+    a tenth of an Edge query. Sound for the same reason as :data:`_SCOPED`: an entry
+    holds its document."""
+
+    def __init__(self, build: Callable[[QdrantFilter], Any], size: int = 512) -> None:
+        self._build = build
+        self._memo: Memo[int, tuple[QdrantFilter, Any]] = Memo(size)
+
+    def __call__(self, flt: QdrantFilter) -> Any:
+        return self._memo.get(id(flt), lambda: (flt, self._build(flt)))[1]
 
 
 def namespace_condition(namespace: str) -> QdrantFilter:
@@ -178,5 +210,5 @@ def _condition(node: Condition, bools_native: bool) -> QdrantFilter:
     return member if op == "$in" else {"must_not": [member]}
 
 
-__all__ = ["EXACT_NUMBER_LIMIT", "QdrantFilter", "compile_filter", "namespace_condition",
-           "scoped"]
+__all__ = ["EXACT_NUMBER_LIMIT", "QdrantFilter", "SdkFilters", "compile_filter",
+           "namespace_condition", "scoped"]

@@ -10,7 +10,7 @@ Local mode evaluates every filter in Python, point by point: the namespace condi
 alone made a query five times slower than the same search unfiltered. A local-mode
 client is the only writer of its data (it locks its folder against other processes,
 and this process shares one client per folder), so it knows a superset of the
-namespaces each collection holds (:class:`_Tenants`); when that is the operation's own
+namespaces each collection holds (:class:`~.tenants.Tenants`); when that is the operation's own
 namespace alone, every point is in it and the condition is dropped as redundant.
 """
 
@@ -27,6 +27,7 @@ from qdrant_client import QdrantClient, models
 
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue, VectorValue, hit_of
+from vectorport.adapters.qdrant.engines.tenants import Reader, Tenants
 from vectorport.adapters.qdrant.errors import translated
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
@@ -67,59 +68,18 @@ def _hit(point: Any) -> Hit:
     return hit_of(point, models.SparseVector)
 
 
-class _Tenants:
-    """A superset of the namespaces held by each collection of one local-mode client.
-
-    Sound because nothing else writes the client's data: a namespace is added before
-    points of it are written, and never removed on delete (a superset only costs the
-    filter). A collection not yet seen is read once with an exact facet."""
-
-    _MANY = 10_000  # more namespaces than this: never reported as sole
-
-    def __init__(self) -> None:
-        self._known: dict[str, set[str] | None] = {}  # None: too many to track
-
-    def created(self, name: str) -> None:
-        self._known[name] = set()
-
-    def dropped(self, name: str) -> None:
-        self._known.pop(name, None)
-
-    def writing(self, client: QdrantClient, name: str, namespaces: set[str]) -> None:
-        known = self._load(client, name)
-        if known is not None:
-            known.update(namespaces)
-            if len(known) > self._MANY:
-                self._known[name] = None
-
-    def unscoped(self, client: QdrantClient, name: str, flt: QdrantFilter) -> QdrantFilter:
-        """``flt`` without its leading namespace condition when every point of
-        ``name`` is in that namespace."""
-        must = flt.get("must")
-        if not must or must[0].get("key") != naming.NAMESPACE:
-            return flt
-        known = self._load(client, name)
-        if known is None or not known <= {must[0]["match"]["value"]}:
-            return flt
-        rest = {k: v for k, v in flt.items() if k != "must"}
-        if len(must) > 1:
-            rest["must"] = must[1:]
-        return rest
-
-    def _load(self, client: QdrantClient, name: str) -> set[str] | None:
-        if name not in self._known:
-            hits = client.facet(name, key=naming.NAMESPACE, limit=self._MANY + 1,
-                                exact=True).hits
-            self._known[name] = ({str(h.value) for h in hits} if len(hits) <= self._MANY
-                                 else None)
-        return self._known[name]
+def _namespace_reader(client: QdrantClient, name: str) -> Reader:
+    def read(limit: int) -> list[str]:
+        hits = client.facet(name, key=naming.NAMESPACE, limit=limit, exact=True).hits
+        return [str(h.value) for h in hits]
+    return read
 
 
 @dataclass
 class _SharedLocal:
     client: QdrantClient
     lock: threading.RLock
-    tenants: _Tenants = field(default_factory=_Tenants)
+    tenants: Tenants = field(default_factory=Tenants)
     holders: int = 0
 
 
@@ -167,7 +127,7 @@ class ClientEngine:
     def __init__(self, client: QdrantClient, *, local: bool, name: str,
                  lock: threading.RLock | None = None,
                  release: Callable[[], None] | None = None,
-                 tenants: _Tenants | None = None) -> None:
+                 tenants: Tenants | None = None) -> None:
         self._client = client
         self.local = local
         self.name = name
@@ -177,7 +137,7 @@ class ClientEngine:
         self._lock = lock if lock is not None else threading.RLock() if local else None
         self._release = release
         # local mode only: a server has other writers (and a tenant index)
-        self._tenants = (tenants or _Tenants()) if local else None
+        self._tenants = (tenants or Tenants()) if local else None
 
     @contextmanager
     def _guard(self, operation: str, index: str | None = None) -> Iterator[QdrantClient]:
@@ -186,15 +146,16 @@ class ClientEngine:
             yield self._client
 
     def _filter(self, client: QdrantClient, name: str, flt: QdrantFilter) -> Any:
-        """The model of ``flt`` as sent (None: no condition left)."""
+        """The model of ``flt`` as sent (None: no condition left). Every call runs
+        under the client's lock, so the namespaces cannot change under it."""
         if self._tenants is not None:
-            flt = self._tenants.unscoped(client, name, flt)
+            flt = self._tenants.unscoped(name, flt, _namespace_reader(client, name))
         return to_model(flt) if flt else None
 
     def _writing(self, client: QdrantClient, name: str, points: Sequence[Point]) -> None:
         if self._tenants is not None:
-            self._tenants.writing(client, name, {str(p.payload[naming.NAMESPACE])
-                                                 for p in points})
+            self._tenants.writing(name, {str(p.payload[naming.NAMESPACE]) for p in points},
+                                  _namespace_reader(client, name))
 
     def _read_consistency(self, strong: bool) -> Any:
         # "all" replicas answer a strong read on a replicated cluster (writes wait for

@@ -1,0 +1,163 @@
+"""The Qdrant adapter's shortcuts on its hot paths, each shown to give what the long
+way gives: point ids formatted from the SHA-1 digest (uuid5's), stored vectors packed
+into one float64 matrix (NumPy's reading of the lists), and the namespace condition
+left out while a single-writer engine's collection holds one namespace."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import hypothesis
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+pytest.importorskip("qdrant_client")
+pytest.importorskip("qdrant_edge")
+
+import qdrant_edge as qe
+
+import vectorport
+from vectorport.adapters.qdrant import codec, naming
+from vectorport.adapters.qdrant.adapter import QdrantAdapter
+from vectorport.adapters.qdrant.engines.edge import EdgeEngine
+
+
+def _adapter(store: vectorport.Store) -> QdrantAdapter:
+    adapter = store.adapter
+    assert isinstance(adapter, QdrantAdapter)
+    return adapter
+
+
+def _unread(limit: int) -> list[str]:
+    raise AssertionError("the namespaces should be known by now")
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.integers(1, 6), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_packed_float64_rows_are_the_stored_float32_values(rows: int, dimension: int,
+                                                           seed: int) -> None:
+    # the matrix exact scores are computed from: the same float64 values NumPy reads
+    # from the lists the engines return, bit for bit (including -0.0, tiny and huge)
+    rng = np.random.default_rng(seed)
+    stored = (rng.standard_normal((rows, dimension)) * 10.0 ** rng.integers(-30, 30)).astype(
+        np.float32)
+    stored[0, 0] = -0.0
+    lists = [row.tolist() for row in stored]
+    packed = codec.float64_rows(lists)
+    assert packed.dtype == np.float64 and packed.shape == (rows, dimension)
+    assert packed.tobytes() == np.array(lists, dtype=np.float64).tobytes()
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(st.text(max_size=12).filter(lambda s: "\0" not in s),
+                  st.text(min_size=1, max_size=40).filter(lambda s: "\0" not in s))
+def test_point_ids_are_exactly_what_uuid5_computes(namespace: str, record_id: str) -> None:
+    # point_id formats the SHA-1 digest itself (no uuid.UUID objects); the stored points
+    # of every existing index depend on it naming the same UUIDs as uuid.uuid5
+    want = str(uuid.uuid5(naming.POINT_ID_NAMESPACE, f"{namespace}\0{record_id}"))
+    assert naming.point_id(namespace, record_id) == want
+
+
+def test_local_mode_drops_the_namespace_condition_only_while_it_is_redundant(
+    tmp_path: Path,
+) -> None:
+    """Local mode filters point by point in Python, so a collection holding one namespace
+    is searched without the namespace condition; a second namespace, written by another
+    connection or found on reopening, brings the condition back."""
+    url = f"qdrant+local://{tmp_path}/lc"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("tenant_idx", 2, "dotproduct")
+        mine.upsert([("a", [1, 0]), ("b", [0, 1])])
+        engine = _adapter(first).engine
+        scope = {"must": [{"key": naming.NAMESPACE, "match": {"value": ""}}]}
+        assert engine._tenants.unscoped("tenant_idx", scope, _unread) == {}  # type: ignore[attr-defined]
+        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
+        second.index("tenant_idx").upsert([("c", [5, 5])], namespace="other")
+        assert engine._tenants.unscoped("tenant_idx", scope, _unread) == scope  # type: ignore[attr-defined]
+        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
+        assert mine.count() == 2 and mine.count("other") == 1
+        assert [m.id for m in mine.query([1, 1], top_k=5, namespace="other")] == ["c"]
+    with vectorport.connect(url) as again:  # the namespaces are read back on reopening
+        index = again.index("tenant_idx")
+        assert [m.id for m in index.query([1, 1], top_k=5)] == ["a", "b"]
+        index.delete(filter={"n": {"$exists": False}})  # deletes "a", "b" of "" only
+        assert index.count() == 0 and index.count("other") == 1
+        again.delete_index("tenant_idx")
+        fresh = again.create_index("tenant_idx", 2, "dotproduct")
+        fresh.upsert([("d", [1, 0])], namespace="x")
+        assert fresh.count() == 0 and fresh.count("x") == 1
+
+
+def test_edge_searches_drop_the_namespace_condition_only_while_it_is_redundant(
+    tmp_path: Path,
+) -> None:
+    """An Edge shard has one owner, so its searches leave the namespace condition out
+    while the shard holds one namespace; a second namespace brings it back, and so does
+    a point of another namespace coming back from a search (a write that raced it)."""
+    url = f"qdrant+edge://{tmp_path}/edge"
+    scope = {"must": [{"key": naming.NAMESPACE, "match": {"value": ""}}]}
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("tenant_idx", 2, "dotproduct")
+        mine.upsert([("a", [1, 0]), ("b", [0, 1])])
+        engine = _adapter(first).engine
+        assert isinstance(engine, EdgeEngine)
+        tenants = engine._entry("tenant_idx").tenants
+        assert tenants.unscoped("tenant_idx", scope, _unread) == {}
+        # a point of another namespace written behind the tenants' back, as a write
+        # racing a search would land: the search sees it and asks again, scoped
+        engine._shard("tenant_idx").update(qe.UpdateOperation.upsert_points([qe.Point(
+            id=naming.point_id("ghost", "g"), vector={naming.DENSE: [9.0, 9.0]},
+            payload={naming.NAMESPACE: "ghost", naming.ID: "g", naming.META: {}})]))
+        assert tenants.unscoped("tenant_idx", scope, _unread) == {}
+        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
+        second.index("tenant_idx").upsert([("c", [5, 5])], namespace="other")
+        assert tenants.unscoped("tenant_idx", scope, _unread) == scope
+        assert [m.id for m in mine.query([1, 1], top_k=5)] == ["a", "b"]
+        assert [m.id for m in mine.query([1, 1], top_k=5, namespace="other")] == ["c"]
+    with vectorport.connect(url) as again:  # the namespaces are read back on reopening
+        index = again.index("tenant_idx")
+        assert [m.id for m in index.query([1, 1], top_k=5)] == ["a", "b"]
+        assert [m.id for m in index.query([1, 1], top_k=5, namespace="ghost")] == ["g"]
+        tenants = _adapter(again).engine._entry("tenant_idx").tenants  # type: ignore[attr-defined]
+        assert tenants.unscoped("tenant_idx", scope, _unread) == scope
+        again.delete_index("tenant_idx")
+        fresh = again.create_index("tenant_idx", 2, "dotproduct")
+        fresh.upsert([("d", [1, 0])], namespace="x")
+        assert [m.id for m in fresh.query([1, 1], top_k=5, namespace="x")] == ["d"]
+        assert fresh.query([1, 1], top_k=5) == []
+
+
+def test_filters_are_built_once_and_reused_across_queries(tmp_path: Path) -> None:
+    """The scoped filter document of a (namespace, filter) is one shared object, and
+    Edge keeps the qdrant-edge-py filter built from it: the same filter asked again,
+    and in another namespace, still selects what the reference selects."""
+    from vectorport.adapters.qdrant.filters import scoped
+    from vectorport.conformance.base import canonical_records
+    from vectorport.conformance.reference import reference_query
+    from vectorport.core.filters.oracle import matches
+    from vectorport.core.filters.parse import parse_filter
+
+    where = {"year": {"$gte": 2000}, "lang": {"$in": ["de", "en"]}, "ok": True}
+    node = parse_filter(where)
+    assert scoped("a", node, bools_native=False) is scoped("a", parse_filter(where),
+                                                           bools_native=False)
+    assert scoped("a", node, bools_native=False) is not scoped("b", node, bools_native=False)
+    rng = np.random.default_rng(7)
+    rows = [{"id": f"r{i:03d}", "vector": rng.standard_normal(4).tolist(),
+             "metadata": {"year": 1995 + i % 10, "lang": ["de", "en", "fr"][i % 3],
+                          "ok": i % 2 == 0}} for i in range(90)]
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/edge") as store:
+        index = store.create_index("filters_idx", 4, "cosine")
+        index.upsert(rows[:60], namespace="a")
+        index.upsert(rows[30:], namespace="b")
+        for namespace, part in (("a", rows[:60]), ("b", rows[30:]), ("a", rows[:60])):
+            records = canonical_records(part, 4)
+            for q in rng.standard_normal((3, 4)):
+                got = index.query(q, top_k=7, filter=where, namespace=namespace)
+                want = reference_query(records, "cosine", vector=q, top_k=7,
+                                       filter=parse_filter(where))
+                assert [m.id for m in got] == [e.id for e in want]
+                assert index.count(namespace=namespace, filter=where) == sum(
+                    1 for r in records if matches(node, r.metadata))
