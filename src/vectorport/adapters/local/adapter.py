@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from vectorport.adapterkit import read_only_float32
-from vectorport.adapters.local import explain, ranking, results
+from vectorport.adapters.local import bounds, explain, ranking, results
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import (
     NamespaceData,
@@ -333,20 +333,22 @@ class LocalAdapter:
 
     def _dense_answers(self, data: NamespaceData, metric: Metric, request: QueryRequest,
                        queries: DenseMatrix, subset: Subset | None) -> list[list[Match]]:
-        """Dense-only queries, the whole batch at once: float32 scores are within ~1e-4
-        of exact, so every row that can reach the top k is rescored in float64 (ranks and
-        scores are exact), with no Python work per candidate."""
+        """Dense-only queries, the whole batch at once: every row whose float32 key is
+        within the proven rounding bound of its query's k-th best (:mod:`bounds`) is
+        rescored in float64 (ranks and scores are exact), with no Python work per
+        candidate."""
         if metric == "euclidean":  # rank by keys in the scores' order: fewer passes
             keys = data.euclidean_keys(queries, subset)
-            floors = ranking.euclidean_floors(queries, _REFINE_MARGIN)
         elif metric == "cosine":  # |q|·cosine: the queries are never normalised
             keys = data.cosine_keys(queries, subset)
-            floors = ranking.scaled_floors(queries, _REFINE_MARGIN)
         else:
-            keys, floors = data.dense_scores(metric, queries, subset), None
-        hits, cols = ranking.candidate_pairs(keys, request.top_k, _REFINE_MARGIN, floors)
+            keys = data.dense_scores(metric, queries, subset)
+        prepared = ranking.prepare(queries)
+        margins = bounds.key_margins(metric, data.dimension, prepared.norms,
+                                     0.0 if metric == "cosine" else data.max_norm(subset))
+        hits, cols = ranking.candidate_pairs(keys, request.top_k, margins)
         rows = cols if subset is None else subset.rows[cols]
-        scores = ranking.pair_scores(metric, queries, hits, data.vectors, rows)
+        scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows)
         best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,
                                   request.min_score)
         include = request.include

@@ -39,6 +39,9 @@ class Subset:
     norms: npt.NDArray[np.float32] | None
     unit: bool = False
     """``matrix`` rows are scaled to unit length (for cosine: the product is the score)."""
+    max_norm: float = 0.0
+    """The largest stored norm among ``rows``, for the error bounds of dot product and
+    euclidean keys (:mod:`bounds`)."""
 
 
 @dataclass
@@ -57,6 +60,7 @@ class NamespaceData:
         self._subsets: dict[Filter, Subset] = {}
         self._subsets_version = 0
         self._inverse: tuple[int, npt.NDArray[np.float32]] | None = None
+        self._max_norm: tuple[int, float] | None = None
         self._sorted: tuple[int, list[str]] | None = None
 
     def __len__(self) -> int:
@@ -117,6 +121,19 @@ class NamespaceData:
         cached = self._inverse
         if cached is None or cached[0] != self.version:
             cached = self._inverse = (self.version, _inverse(self._norms[: len(self.ids)]))
+        return cached[1]
+
+    def max_norm(self, subset: Subset | None) -> float:
+        """The largest stored norm of the rows a query scores (the subset's, or all),
+        kept per data version and subset."""
+        if subset is not None:
+            if subset.matrix is not None:
+                return subset.max_norm
+            return float(self._norms[subset.rows].max(initial=0.0))
+        cached = self._max_norm
+        if cached is None or cached[0] != self.version:
+            top = float(self._norms[: len(self.ids)].max(initial=0.0))
+            cached = self._max_norm = (self.version, top)
         return cached[1]
 
     def remove(self, ids: list[str]) -> int:
@@ -203,7 +220,8 @@ class NamespaceData:
             norms = self._norms[rows]
             if unit:
                 matrix *= _inverse(norms)[:, None]
-            subset = Subset(self.version, rows, matrix, norms, unit)
+            subset = Subset(self.version, rows, matrix, norms, unit,
+                            float(norms.max(initial=0.0)))
         self._subsets.pop(node, None)
         if len(self._subsets) >= _MASK_CACHE_SIZE:
             self._subsets.pop(next(iter(self._subsets)))
@@ -264,8 +282,8 @@ class NamespaceData:
                     ) -> npt.NDArray[np.float32]:
         """``|q| · cosine`` for each query and row: the cosine's order per query, with
         no pass over the queries to normalise them (a single query spends a tenth of
-        its time outside the product on that). :func:`ranking.scaled_floors` scales the
-        score margin by ``|q|`` to match."""
+        its time outside the product on that). :func:`bounds.key_margins` scales the
+        error bound by ``|q|`` to match."""
         matrix, norms, unit = self._columns(subset)
         keys: npt.NDArray[np.float32] = queries @ matrix.T
         if not unit:
@@ -276,8 +294,8 @@ class NamespaceData:
                        subset: Subset | None) -> npt.NDArray[np.float32]:
         """``2x·q − |x|²`` for each query and row: ``|q|² − distance²``, so the same
         order as the euclidean score per query, from the product and two passes over
-        it (the scores themselves take seven). :func:`ranking.euclidean_floors` turns a
-        score margin into a margin of these keys."""
+        it (the scores themselves take seven). :func:`bounds.key_margins` bounds their
+        float32 error."""
         matrix, norms, _ = self._columns(subset)
         keys: npt.NDArray[np.float32] = queries @ matrix.T
         keys *= 2
