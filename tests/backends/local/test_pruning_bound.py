@@ -121,3 +121,24 @@ def test_float32_floor_never_rounds_above() -> None:
         assert float(np.float32(floor)) <= value or value < -3.4e38
         lowered = bounds.float32_floors(np.array([value]))
         assert float(lowered[0]) <= value or value < -3.4e38
+
+
+def test_dot_products_of_large_norms_rank_exactly(store: vectorport.Store) -> None:
+    """Copies of one vector of norm ~2e4, each coordinate moved by a few ulps: their dot
+    products with a query differ by less than float32's error at that norm (~1e-2, where
+    a fixed margin of 1e-3 once dropped rows that belonged in the top k)."""
+    rng = np.random.default_rng(1)
+    dim = 384
+    for _ in range(10):
+        base = (rng.standard_normal(dim) * 1e3).astype(np.float32)
+        vectors = _nudged(rng, np.repeat(base[None, :], 200, axis=0), 3)
+        ids = [f"d{i:04d}" for i in range(len(vectors))]
+        query = (base + rng.standard_normal(dim)).astype(np.float32)
+        if "big_dots" in store.list_indexes():
+            store.delete_index("big_dots")
+        index = store.create_index("big_dots", dim, "dotproduct")
+        index.upsert(list(zip(ids, vectors, strict=True)))
+        want = _brute_force("dotproduct", vectors, ids, np.ones(len(ids), dtype=bool),
+                            query, 5)
+        got = index.query(query, top_k=5, include_metadata=False)
+        assert [(m.id, m.score) for m in got] == want
