@@ -142,3 +142,24 @@ def test_dot_products_of_large_norms_rank_exactly(store: vectorport.Store) -> No
                             query, 5)
         got = index.query(query, top_k=5, include_metadata=False)
         assert [(m.id, m.score) for m in got] == want
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
+def test_best_rows_past_the_last_column_group(store: vectorport.Store, metric: str) -> None:
+    """A batch bounds each query's k-th best from 16 interleaved column groups and looks
+    for candidates inside the groups that reach the floor; the last ``width % 16``
+    columns belong to no group and are searched on their own. Here every query's best
+    rows are exactly those last columns (the last records stored)."""
+    rng = np.random.default_rng(17)
+    n = 16 * 50 + 7
+    vectors = rng.standard_normal((n, 8)).astype(np.float32)
+    ids = [f"t{i:04d}" for i in range(n)]
+    queries = vectors[-7:] * np.float32(1.5)
+    name = f"tail_{metric}"
+    index = store.create_index(name, 8, metric)
+    index.upsert(list(zip(ids, vectors, strict=True)))
+    batch = index.query_many(queries, top_k=3, include_metadata=False)
+    for q, got in zip(queries, batch, strict=True):
+        want = _brute_force(metric, vectors, ids, np.ones(n, dtype=bool), q, 3)
+        assert [(m.id, m.score) for m in got] == want
+    store.delete_index(name)

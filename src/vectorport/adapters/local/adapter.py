@@ -353,8 +353,8 @@ class LocalAdapter:
                                   request.min_score)
         include = request.include
         if include.vectors:
-            return [[self._match(data, row, score, request) for row, score in pairs]
-                    for pairs in best]
+            return [[self._match(data, row, score, request) for row, score in best.pairs(b)]
+                    for b in range(len(queries))]
         # the common case, without the per-match checks of _match: ids, scores and the
         # parts asked for (metadata copied, as the caller may change what it is given)
         return results.dense_matches(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,8 +29,8 @@ def candidate_pairs(keys: npt.NDArray[np.float32], top_k: int,
                     margins: npt.NDArray[np.float64]
                     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """``(query, column)`` of every key at most ``margins`` (per query, in key units:
-    :func:`bounds.key_margins`) below its row's k-th best, ordered by query: the rows
-    that can still make the top k once rescored exactly (boundary ties all stay)."""
+    :func:`bounds.key_margins`) below its row's k-th best, in no particular order: the
+    rows that can still make the top k once rescored exactly (boundary ties all stay)."""
     batch, width = keys.shape
     if width <= top_k:
         return np.repeat(np.arange(batch), width), np.tile(np.arange(width), batch)
@@ -40,38 +39,51 @@ def candidate_pairs(keys: npt.NDArray[np.float32], top_k: int,
         floor = bounds.float32_floor(float(_kth_bound(row, top_k)) - float(margins[0]))
         cols = np.flatnonzero(row >= floor)
         return np.zeros(len(cols), dtype=np.intp), cols
-    floors = bounds.float32_floors(_kth_bounds(keys, top_k) - margins)
-    # the 1-d nonzero of the flattened mask, then divmod: a tenth of the time of the 2-d
-    # nonzero, with the same (row-major) pairs
-    hits, cols = np.divmod(np.flatnonzero(keys >= floors[:, None]), width)
+    groups = width // _STRIDES
+    if groups < 4 * top_k:  # too few groups to keep the best apart: the exact k-th
+        kth = np.partition(keys, width - top_k, axis=1)[:, width - top_k]
+        floors = bounds.float32_floors(kth - margins)
+        # the 1-d nonzero of the flattened mask, then divmod: a tenth of the time of
+        # the 2-d nonzero, with the same (row-major) pairs
+        hits, cols = np.divmod(np.flatnonzero(keys >= floors[:, None]), width)
+        return hits, cols
+    folded = _fold(keys, groups)
+    floors = bounds.float32_floors(
+        np.partition(folded, groups - top_k, axis=1)[:, groups - top_k] - margins)
+    # a key reaching the floor lies in a group whose maximum does: look inside those
+    # groups alone (a dozen a query), not at every key again
+    queries, starts = np.divmod(np.flatnonzero(folded >= floors[:, None]), groups)
+    flat = (queries * width + starts)[:, None] + groups * np.arange(_STRIDES)
+    inside = keys.ravel().take(flat) >= floors[queries][:, None]
+    found = flat[inside]
+    if width > groups * _STRIDES:  # the last few columns, in no group
+        rest = keys[:, groups * _STRIDES:]
+        tail, offset = np.divmod(np.flatnonzero(rest >= floors[:, None]), rest.shape[1])
+        found = np.concatenate([found, tail * width + groups * _STRIDES + offset])
+    hits, cols = np.divmod(found, width)
     return hits, cols
 
 
 _STRIDES = 16
-"""Columns folded into one by :func:`_kth_bounds`."""
+"""Columns folded into one group maximum by :func:`_fold`."""
 
 
-def _kth_bounds(scores: npt.NDArray[np.floating[Any]], top_k: int) -> npt.NDArray[Any]:
-    """For each row, a value no greater than its k-th best: the k-th best of the
-    maxima of ``_STRIDES`` interleaved column groups (k distinct maxima are k distinct
-    entries, so the bound holds). One elementwise pass over the matrix and a partition
-    of a sixteenth of it, instead of a partition of a copy of all of it (twice the
-    time for a batch of 200); the bound is almost always the k-th best itself, as the
-    best few rarely share a group, and a lower one only adds a few candidates."""
-    width = scores.shape[1]
-    groups = width // _STRIDES
-    if groups < 4 * top_k:  # too few groups to keep the best apart: the exact k-th
-        kth: npt.NDArray[Any] = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
-        return kth
-    folded = scores[:, :groups].copy()
+def _fold(keys: npt.NDArray[np.float32], groups: int) -> npt.NDArray[np.float32]:
+    """For each row, the maxima of ``_STRIDES`` interleaved column groups (group ``j``:
+    columns ``j, j + groups, j + 2·groups, …``). The k-th best of these maxima is no
+    greater than the row's k-th best (k distinct maxima are k distinct entries), so it
+    bounds the k-th best from one elementwise pass over the matrix and a partition of a
+    sixteenth of it, instead of a partition of a copy of all of it (twice the time for
+    a batch of 200); it is almost always the k-th best itself, as the best few rarely
+    share a group, and a lower one only adds a few candidates."""
+    folded = keys[:, :groups].copy()
     for stride in range(1, _STRIDES):
-        np.maximum(folded, scores[:, stride * groups:(stride + 1) * groups], out=folded)
-    kths: npt.NDArray[Any] = np.partition(folded, groups - top_k, axis=1)[:, groups - top_k]
-    return kths
+        np.maximum(folded, keys[:, stride * groups:(stride + 1) * groups], out=folded)
+    return folded
 
 
 def _kth_bound(row: npt.NDArray[np.float32], top_k: int) -> np.float32:
-    """:func:`_kth_bounds` of one row: the same column groups, folded by one reduction
+    """The k-th best of one row's :func:`_fold` group maxima, folded by one reduction
     (a single query spent 8 µs of ~20 partitioning all of a 10,000-row subset)."""
     width = len(row)
     groups = width // _STRIDES
@@ -145,41 +157,53 @@ def _chunk_scores(x: npt.NDArray[np.float64], q: npt.NDArray[np.float64],
     return cosines
 
 
+@dataclass(frozen=True)
+class Ranked:
+    """Each query's best matches, in contract order: query ``b``'s are the rows and
+    scores at ``spans[b] = (lo, hi)``; flat lists, so that matches are built in one pass
+    with no (row, score) pair or list per query in between."""
+
+    rows: list[int]
+    scores: list[float]
+    spans: list[tuple[int, int]]
+
+    def pairs(self, query: int) -> Pairs:
+        lo, hi = self.spans[query]
+        return list(zip(self.rows[lo:hi], self.scores[lo:hi], strict=True))
+
+
 def best_pairs(ids: list[str], batch: int, hits: npt.NDArray[np.intp],
                rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], top_k: int,
-               min_score: float | None) -> list[Pairs]:
+               min_score: float | None) -> Ranked:
     """For each query, its best ``top_k`` (row, score) pairs in contract order (score
     descending, id ascending) among the candidates ``rows`` (``hits`` their queries)."""
     if min_score is not None:
         keep = scores >= min_score
         hits, rows, scores = hits[keep], rows[keep], scores[keep]
     if batch == 1:
-        return [_best_of_one(ids, rows, scores, top_k)]
+        return _best_of_one(ids, rows, scores, top_k)
     order = np.lexsort((-scores, hits))  # by query, then score down (stable)
     hits, rows, scores = hits[order], rows[order], scores[order]
     starts = np.searchsorted(hits, np.arange(batch + 1)).tolist()
     row_list, score_list = rows.tolist(), scores.tolist()
     # equal scores next to each other in one query: ids decide (rare, so found first)
     same = (scores[1:] == scores[:-1]) & (hits[1:] == hits[:-1])
-    ties: list[int] | None = None
+    spans = [(lo, min(hi, lo + top_k)) for lo, hi in pairwise(starts)]
     if same.any():
         tied = np.zeros(len(scores) + 1, dtype=np.intp)
         np.cumsum(same, out=tied[2:])
         ties = tied.tolist()
-    answers: list[Pairs] = []
-    for b in range(batch):
-        lo, hi = starts[b], starts[b + 1]
-        if ties is None or ties[hi] == ties[lo + 1 if lo < hi else hi]:
-            cut = min(hi, lo + top_k)
-            answers.append(list(zip(row_list[lo:cut], score_list[lo:cut], strict=True)))
-        else:
-            pairs = zip(row_list[lo:hi], score_list[lo:hi], strict=True)
-            answers.append(contract_order(pairs, ids.__getitem__)[:top_k])
-    return answers
+        for lo, hi in pairwise(starts):
+            if lo < hi and ties[hi] != ties[lo + 1]:  # reorder this query's run in place
+                pairs = zip(row_list[lo:hi], score_list[lo:hi], strict=True)
+                ordered = contract_order(pairs, ids.__getitem__)
+                row_list[lo:hi] = [row for row, _ in ordered]
+                score_list[lo:hi] = [score for _, score in ordered]
+    return Ranked(row_list, score_list, spans)
 
 
 def _best_of_one(ids: list[str], rows: npt.NDArray[np.intp],
-                 scores: npt.NDArray[np.float64], top_k: int) -> Pairs:
+                 scores: npt.NDArray[np.float64], top_k: int) -> Ranked:
     """:func:`best_pairs` of one query: its dozen candidates sorted in Python (a third
     of the time of numpy's sort and gathers at that size); ids decide only when equal
     scores meet within the top k or at its cut."""
@@ -188,5 +212,9 @@ def _best_of_one(ids: list[str], rows: npt.NDArray[np.intp],
     best = order[:top_k + 1]
     top = [score_list[i] for i in best]
     if any(a == b for a, b in pairwise(top)):
-        return contract_order(zip(row_list, score_list, strict=True), ids.__getitem__)[:top_k]
-    return [(row_list[i], score_list[i]) for i in best[:top_k]]
+        ordered = contract_order(zip(row_list, score_list, strict=True),
+                                 ids.__getitem__)[:top_k]
+        return Ranked([row for row, _ in ordered], [score for _, score in ordered],
+                      [(0, len(ordered))])
+    best = best[:top_k]
+    return Ranked([row_list[i] for i in best], top[:top_k], [(0, len(best))])
