@@ -33,7 +33,8 @@ def _brute_force(metric: str, vectors: np.ndarray[Any, Any], ids: list[str],
     exactly equal, as in the engine), no candidate pruning, then the contract's order."""
     rows = np.flatnonzero(keep)
     scores = ranking.pair_scores(metric, ranking.prepare(query.reshape(1, -1)),  # type: ignore[arg-type]
-                                 np.zeros(len(rows), dtype=np.intp), vectors, rows)
+                                 np.zeros(len(rows), dtype=np.intp), vectors, rows,
+                                 ranking.wide_norms(vectors))
     pairs = [(ids[r], float(s)) for r, s in zip(rows.tolist(), scores, strict=True)]
     return sorted(pairs, key=lambda p: (-p[1], p[0]))[:top_k]
 

@@ -337,18 +337,21 @@ class LocalAdapter:
         within the proven rounding bound of its query's k-th best (:mod:`bounds`) is
         rescored in float64 (ranks and scores are exact), with no Python work per
         candidate."""
+        # the queries' float64 copies and norms before the product, while the caches
+        # still hold what the call touched so far (the product evicts them)
+        prepared = ranking.prepare(queries)
+        margins = bounds.key_margins(metric, data.dimension, prepared.norms,
+                                     0.0 if metric == "cosine" else data.max_norm(subset))
         if metric == "euclidean":  # rank by keys in the scores' order: fewer passes
             keys = data.euclidean_keys(queries, subset)
         elif metric == "cosine":  # |q|·cosine: the queries are never normalised
             keys = data.cosine_keys(queries, subset)
         else:
             keys = data.dense_scores(metric, queries, subset)
-        prepared = ranking.prepare(queries)
-        margins = bounds.key_margins(metric, data.dimension, prepared.norms,
-                                     0.0 if metric == "cosine" else data.max_norm(subset))
         hits, cols = ranking.candidate_pairs(keys, request.top_k, margins)
         rows = cols if subset is None else subset.rows[cols]
-        scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows)
+        scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows,
+                                     data.wide_norms)
         best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,
                                   request.min_score)
         include = request.include

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import contract_order, exact_scores, read_only_float32
+from vectorport.adapters.local import ranking
 from vectorport.adapters.local.metadata import MetadataColumns
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
@@ -57,6 +58,9 @@ class NamespaceData:
     def __post_init__(self) -> None:
         self._matrix = np.zeros((16, self.dimension), dtype=np.float32)
         self._norms = np.zeros(16, dtype=np.float32)
+        # the same norms in float64, from the float64 vector (what an exact cosine
+        # divides by): kept, a rescored candidate costs one float64 product, not two
+        self._wide_norms = np.zeros(16, dtype=np.float64)
         self._subsets: dict[Filter, Subset] = {}
         self._subsets_version = 0
         self._inverse: tuple[int, npt.NDArray[np.float32]] | None = None
@@ -70,6 +74,11 @@ class NamespaceData:
     def vectors(self) -> npt.NDArray[np.float32]:
         return self._matrix[: len(self.ids)]
 
+    @property
+    def wide_norms(self) -> npt.NDArray[np.float64]:
+        """Each row's norm computed in float64 (:func:`ranking.wide_norms`)."""
+        return self._wide_norms[: len(self.ids)]
+
     def _grow(self, needed: int) -> None:
         capacity = len(self._matrix)
         if needed <= capacity:
@@ -80,7 +89,9 @@ class NamespaceData:
         matrix[: len(self.ids)] = self.vectors
         norms = np.zeros(capacity, dtype=np.float32)
         norms[: len(self.ids)] = self._norms[: len(self.ids)]
-        self._matrix, self._norms = matrix, norms
+        wide_norms = np.zeros(capacity, dtype=np.float64)
+        wide_norms[: len(self.ids)] = self._wide_norms[: len(self.ids)]
+        self._matrix, self._norms, self._wide_norms = matrix, norms, wide_norms
 
     def put(self, records: list[Record]) -> None:
         if not records:
@@ -109,6 +120,7 @@ class NamespaceData:
         vectors = np.stack([rec.vector for rec in records]).astype(np.float32, copy=False)
         self._matrix[rows] = vectors
         self._norms[rows] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+        self._wide_norms[rows] = ranking.wide_norms(vectors)
         self.version += 1
 
     def metadata_of(self, row: int) -> dict[str, MetadataValue]:
@@ -152,6 +164,7 @@ class NamespaceData:
                 self.documents[row] = self.documents[last]
                 self._matrix[row] = self._matrix[last]
                 self._norms[row] = self._norms[last]
+                self._wide_norms[row] = self._wide_norms[last]
             self.ids.pop()
             self.metadata.pop()
             self.sparse.pop()

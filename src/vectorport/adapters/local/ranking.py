@@ -116,42 +116,52 @@ candidates, whose float64 copies (8 MB each for the rows and their queries) cost
 in page faults than in arithmetic; 512 rows (1.5 MB) stay in the cache and the heap."""
 
 
+def wide_norms(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """Each row's norm in float64: the row-wise reduction :func:`pair_scores` would
+    compute for it (the same values, whichever rows are computed together)."""
+    wide = vectors.astype(np.float64)
+    norms: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", wide, wide))
+    return norms
+
+
 def pair_scores(metric: Metric, queries: Prepared, hits: npt.NDArray[np.intp],
-                matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
-                ) -> npt.NDArray[np.float64]:
+                matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp],
+                norms: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The contract's float64 score of ``matrix[rows[i]]`` for ``queries[hits[i]]``: what
     :func:`vectorport.adapterkit.exact_scores` computes, for many (query, row) pairs.
     Each pair's score is a row-wise float64 reduction of its own two vectors, computed
-    the same way whichever chunk it falls in, so a single query and a batch agree."""
-    q = queries.wide
-    query_norms = queries.norms if metric == "cosine" else None
-    euclidean = metric == "euclidean"
+    the same way whichever chunk it falls in, so a single query and a batch agree.
+    ``norms`` are the rows' :func:`wide_norms` (for cosine)."""
     if len(rows) <= _CHUNK:  # a single query's few candidates: no output to assemble
-        return _chunk_scores(matrix[rows].astype(np.float64), q, hits, query_norms, euclidean)
+        return _chunk_scores(metric, matrix[rows].astype(np.float64), queries, hits,
+                             norms[rows] if metric == "cosine" else None)
     out = np.empty(len(rows), dtype=np.float64)
     for lo in range(0, len(rows), _CHUNK):
-        x = matrix[rows[lo:lo + _CHUNK]].astype(np.float64)
-        out[lo:lo + _CHUNK] = _chunk_scores(x, q, hits[lo:lo + _CHUNK], query_norms,
-                                            euclidean)
+        chunk = rows[lo:lo + _CHUNK]
+        out[lo:lo + _CHUNK] = _chunk_scores(
+            metric, matrix[chunk].astype(np.float64), queries, hits[lo:lo + _CHUNK],
+            norms[chunk] if metric == "cosine" else None)
     return out
 
 
-def _chunk_scores(x: npt.NDArray[np.float64], q: npt.NDArray[np.float64],
-                  hits: npt.NDArray[np.intp], query_norms: npt.NDArray[np.float64] | None,
-                  euclidean: bool) -> npt.NDArray[np.float64]:
-    """:func:`pair_scores` of rows ``x`` (float64 copies, changed in place)."""
-    paired = q[hits]
-    if euclidean:
+def _chunk_scores(metric: Metric, x: npt.NDArray[np.float64], queries: Prepared,
+                  hits: npt.NDArray[np.intp], norms: npt.NDArray[np.float64] | None
+                  ) -> npt.NDArray[np.float64]:
+    """:func:`pair_scores` of rows ``x`` (float64 copies, changed in place) whose float64
+    norms are ``norms`` (cosine only)."""
+    paired = queries.wide[hits]
+    if metric == "euclidean":
         x -= paired
         distances = np.sqrt(np.einsum("ij,ij->i", x, x))
         distances += 1.0
         scores: npt.NDArray[np.float64] = np.reciprocal(distances, out=distances)
         return scores
     dots: npt.NDArray[np.float64] = np.einsum("ij,ij->i", x, paired)
-    if query_norms is None:  # dot product
+    if norms is None:  # dot product
         return dots
-    norms = np.sqrt(np.einsum("ij,ij->i", x, x))
-    norms *= query_norms[hits]
+    query_norms = queries.norms
+    # one query: its norm as a scalar (the same products), no gather of it per row
+    norms = norms * (float(query_norms[0]) if len(query_norms) == 1 else query_norms[hits])
     cosines = np.zeros(len(x), dtype=np.float64)
     np.divide(dots, norms, out=cosines, where=norms > 0)  # a zero vector scores 0
     return cosines
