@@ -352,8 +352,8 @@ class LocalAdapter:
         rows = cols if subset is None else subset.rows[cols]
         scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows,
                                      data.wide_norms)
-        best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,
-                                  request.min_score)
+        best = ranking.best_pairs(data.ids, data.id_array, len(queries), hits, rows, scores,
+                                  request.top_k, request.min_score)
         include = request.include
         if include.vectors:
             return [[self._match(data, row, score, request) for row, score in best.pairs(b)]
@@ -361,7 +361,7 @@ class LocalAdapter:
         # the common case, without the per-match checks of _match: ids, scores and the
         # parts asked for (metadata copied, as the caller may change what it is given)
         return results.dense_matches(
-            best, data.ids, data.metadata_of if include.metadata else None,
+            best, data.metadata_of if include.metadata else None,
             data.documents if include.documents else None)
 
     @staticmethod

@@ -61,6 +61,9 @@ class NamespaceData:
         # the same norms in float64, from the float64 vector (what an exact cosine
         # divides by): kept, a rescored candidate costs one float64 product, not two
         self._wide_norms = np.zeros(16, dtype=np.float64)
+        # the ids again, as an object array (8 B a row: the same strings): a batch's
+        # ids are one gather in C, not 2,000 lookups in Python, each a cache miss
+        self._id_array = np.empty(16, dtype=object)
         self._subsets: dict[Filter, Subset] = {}
         self._subsets_version = 0
         self._inverse: tuple[int, npt.NDArray[np.float32]] | None = None
@@ -73,6 +76,11 @@ class NamespaceData:
     @property
     def vectors(self) -> npt.NDArray[np.float32]:
         return self._matrix[: len(self.ids)]
+
+    @property
+    def id_array(self) -> npt.NDArray[np.object_]:
+        """The ids in row order, as an object array."""
+        return self._id_array[: len(self.ids)]
 
     @property
     def wide_norms(self) -> npt.NDArray[np.float64]:
@@ -91,7 +99,10 @@ class NamespaceData:
         norms[: len(self.ids)] = self._norms[: len(self.ids)]
         wide_norms = np.zeros(capacity, dtype=np.float64)
         wide_norms[: len(self.ids)] = self._wide_norms[: len(self.ids)]
+        id_array = np.empty(capacity, dtype=object)
+        id_array[: len(self.ids)] = self._id_array[: len(self.ids)]
         self._matrix, self._norms, self._wide_norms = matrix, norms, wide_norms
+        self._id_array = id_array
 
     def put(self, records: list[Record]) -> None:
         if not records:
@@ -102,11 +113,13 @@ class NamespaceData:
         # (a repeated id: the last one wins, as in a loop)
         ids, index = self.ids, self.rows
         added = [rid for rid in dict.fromkeys(rec.id for rec in records) if rid not in index]
+        first = len(ids)
         for rid in added:
             copy = _own_copy(rid)
             index[copy] = len(ids)
             ids.append(copy)
         if added:
+            self._id_array[first:len(ids)] = ids[first:]
             self.metadata.extend(len(added))
             self.sparse.extend([None] * len(added))
             self.documents.extend([None] * len(added))
@@ -158,6 +171,7 @@ class NamespaceData:
             if row != last:  # move the last row into the hole
                 moved = self.ids[last]
                 self.ids[row] = moved
+                self._id_array[row] = moved
                 self.rows[moved] = row
                 self.metadata.move(last, row)
                 self.sparse[row] = self.sparse[last]
@@ -166,6 +180,7 @@ class NamespaceData:
                 self._norms[row] = self._norms[last]
                 self._wide_norms[row] = self._wide_norms[last]
             self.ids.pop()
+            self._id_array[last] = None
             self.metadata.pop()
             self.sparse.pop()
             self.documents.pop()

@@ -169,11 +169,12 @@ def _chunk_scores(metric: Metric, x: npt.NDArray[np.float64], queries: Prepared,
 
 @dataclass(frozen=True)
 class Ranked:
-    """Each query's best matches, in contract order: query ``b``'s are the rows and
+    """Each query's best matches, in contract order: query ``b``'s are the rows, ids and
     scores at ``spans[b] = (lo, hi)``; flat lists, so that matches are built in one pass
     with no (row, score) pair or list per query in between."""
 
     rows: list[int]
+    ids: list[str]
     scores: list[float]
     spans: list[tuple[int, int]]
 
@@ -182,11 +183,13 @@ class Ranked:
         return list(zip(self.rows[lo:hi], self.scores[lo:hi], strict=True))
 
 
-def best_pairs(ids: list[str], batch: int, hits: npt.NDArray[np.intp],
-               rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], top_k: int,
+def best_pairs(ids: list[str], id_array: npt.NDArray[np.object_], batch: int,
+               hits: npt.NDArray[np.intp], rows: npt.NDArray[np.intp],
+               scores: npt.NDArray[np.float64], top_k: int,
                min_score: float | None) -> Ranked:
     """For each query, its best ``top_k`` (row, score) pairs in contract order (score
-    descending, id ascending) among the candidates ``rows`` (``hits`` their queries)."""
+    descending, id ascending) among the candidates ``rows`` (``hits`` their queries).
+    ``id_array`` holds the same ids as ``ids``, as an object array."""
     if min_score is not None:
         keep = scores >= min_score
         hits, rows, scores = hits[keep], rows[keep], scores[keep]
@@ -196,6 +199,7 @@ def best_pairs(ids: list[str], batch: int, hits: npt.NDArray[np.intp],
     hits, rows, scores = hits[order], rows[order], scores[order]
     starts = np.searchsorted(hits, np.arange(batch + 1)).tolist()
     row_list, score_list = rows.tolist(), scores.tolist()
+    id_list: list[str] = id_array[rows].tolist()
     # equal scores next to each other in one query: ids decide (rare, so found first)
     same = (scores[1:] == scores[:-1]) & (hits[1:] == hits[:-1])
     spans = [(lo, min(hi, lo + top_k)) for lo, hi in pairwise(starts)]
@@ -205,11 +209,13 @@ def best_pairs(ids: list[str], batch: int, hits: npt.NDArray[np.intp],
         ties = tied.tolist()
         for lo, hi in pairwise(starts):
             if lo < hi and ties[hi] != ties[lo + 1]:  # reorder this query's run in place
-                pairs = zip(row_list[lo:hi], score_list[lo:hi], strict=True)
-                ordered = contract_order(pairs, ids.__getitem__)
-                row_list[lo:hi] = [row for row, _ in ordered]
-                score_list[lo:hi] = [score for _, score in ordered]
-    return Ranked(row_list, score_list, spans)
+                ordered = contract_order(zip(range(lo, hi), score_list[lo:hi], strict=True),
+                                         id_list.__getitem__)
+                positions = [i for i, _ in ordered]
+                row_list[lo:hi] = [row_list[i] for i in positions]
+                id_list[lo:hi] = [id_list[i] for i in positions]
+                score_list[lo:hi] = [score_list[i] for i in positions]
+    return Ranked(row_list, id_list, score_list, spans)
 
 
 def _best_of_one(ids: list[str], rows: npt.NDArray[np.intp],
@@ -224,7 +230,9 @@ def _best_of_one(ids: list[str], rows: npt.NDArray[np.intp],
     if any(a == b for a, b in pairwise(top)):
         ordered = contract_order(zip(row_list, score_list, strict=True),
                                  ids.__getitem__)[:top_k]
-        return Ranked([row for row, _ in ordered], [score for _, score in ordered],
-                      [(0, len(ordered))])
-    best = best[:top_k]
-    return Ranked([row_list[i] for i in best], top[:top_k], [(0, len(best))])
+        best_rows = [row for row, _ in ordered]
+        return Ranked(best_rows, [ids[row] for row in best_rows],
+                      [score for _, score in ordered], [(0, len(ordered))])
+    best_rows = [row_list[i] for i in best[:top_k]]
+    return Ranked(best_rows, [ids[row] for row in best_rows], top[:top_k],
+                  [(0, len(best_rows))])

@@ -37,20 +37,34 @@ _set_id, _set_score, _set_metadata, _set_vector, _set_sparse, _set_document = (
 
 
 def dense_matches(
-    ranked: Ranked, ids: Sequence[str],
+    ranked: Ranked,
     metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
     documents: Sequence[str | None] | None,
 ) -> list[list[Match]]:
-    """For each query, a :class:`Match` per ranked ``(row, score)``: id, score, and the
-    metadata (a fresh mapping the caller may change: ``metadata(row)``) and document
+    """For each query, a :class:`Match` per ranked ``(row, id, score)``: id, score, and
+    the metadata (a fresh mapping the caller may change: ``metadata(row)``) and document
     when given; never the vector."""
-    rows, scores = ranked.rows, ranked.scores
+    rows, ids, scores = ranked.rows, ranked.ids, ranked.scores
     answers: list[list[Match]] = []
+    if metadata is None and documents is None:  # ids and scores alone: no row needed
+        for lo, hi in ranked.spans:
+            matches: list[Match] = []
+            for rid, score in zip(ids[lo:hi], scores[lo:hi], strict=True):
+                match: Any = _new(Match)
+                _set_id(match, rid)
+                _set_score(match, score)
+                _set_metadata(match, None)
+                _set_vector(match, None)
+                _set_sparse(match, None)
+                _set_document(match, None)
+                matches.append(match)
+            answers.append(matches)
+        return answers
     for lo, hi in ranked.spans:
-        matches: list[Match] = []
-        for row, score in zip(rows[lo:hi], scores[lo:hi], strict=True):
-            match: Any = _new(Match)
-            _set_id(match, ids[row])
+        matches = []
+        for row, rid, score in zip(rows[lo:hi], ids[lo:hi], scores[lo:hi], strict=True):
+            match = _new(Match)
+            _set_id(match, rid)
             _set_score(match, score)
             _set_metadata(match, None if metadata is None else metadata(row))
             _set_vector(match, None)
