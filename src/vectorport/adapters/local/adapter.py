@@ -352,7 +352,7 @@ class LocalAdapter:
         rows = cols if subset is None else subset.rows[cols]
         scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows,
                                      data.wide_norms)
-        best = ranking.best_pairs(data.ids, data.id_array, len(queries), hits, rows, scores,
+        best = ranking.best_pairs(data.id_array, len(queries), hits, rows, scores,
                                   request.top_k, request.min_score)
         include = request.include
         if include.vectors:

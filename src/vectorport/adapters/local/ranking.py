@@ -183,18 +183,18 @@ class Ranked:
         return list(zip(self.rows[lo:hi], self.scores[lo:hi], strict=True))
 
 
-def best_pairs(ids: list[str], id_array: npt.NDArray[np.object_], batch: int,
+def best_pairs(id_array: npt.NDArray[np.object_], batch: int,
                hits: npt.NDArray[np.intp], rows: npt.NDArray[np.intp],
                scores: npt.NDArray[np.float64], top_k: int,
                min_score: float | None) -> Ranked:
     """For each query, its best ``top_k`` (row, score) pairs in contract order (score
-    descending, id ascending) among the candidates ``rows`` (``hits`` their queries).
-    ``id_array`` holds the same ids as ``ids``, as an object array."""
+    descending, id ascending) among the candidates ``rows`` (``hits`` their queries);
+    ``id_array`` holds each row's id."""
     if min_score is not None:
         keep = scores >= min_score
         hits, rows, scores = hits[keep], rows[keep], scores[keep]
     if batch == 1:
-        return _best_of_one(ids, rows, scores, top_k)
+        return _best_of_one(id_array, rows, scores, top_k)
     order = np.lexsort((-scores, hits))  # by query, then score down (stable)
     hits, rows, scores = hits[order], rows[order], scores[order]
     starts = np.searchsorted(hits, np.arange(batch + 1)).tolist()
@@ -218,7 +218,7 @@ def best_pairs(ids: list[str], id_array: npt.NDArray[np.object_], batch: int,
     return Ranked(row_list, id_list, score_list, spans)
 
 
-def _best_of_one(ids: list[str], rows: npt.NDArray[np.intp],
+def _best_of_one(id_array: npt.NDArray[np.object_], rows: npt.NDArray[np.intp],
                  scores: npt.NDArray[np.float64], top_k: int) -> Ranked:
     """:func:`best_pairs` of one query: its dozen candidates sorted in Python (a third
     of the time of numpy's sort and gathers at that size); ids decide only when equal
@@ -227,12 +227,15 @@ def _best_of_one(ids: list[str], rows: npt.NDArray[np.intp],
     order = sorted(range(len(score_list)), key=score_list.__getitem__, reverse=True)
     best = order[:top_k + 1]
     top = [score_list[i] for i in best]
-    if any(a == b for a, b in pairwise(top)):
-        ordered = contract_order(zip(row_list, score_list, strict=True),
-                                 ids.__getitem__)[:top_k]
-        best_rows = [row for row, _ in ordered]
-        return Ranked(best_rows, [ids[row] for row in best_rows],
-                      [score for _, score in ordered], [(0, len(ordered))])
-    best_rows = [row_list[i] for i in best[:top_k]]
-    return Ranked(best_rows, [ids[row] for row in best_rows], top[:top_k],
-                  [(0, len(best_rows))])
+    if len(set(top)) < len(top):  # sorted, so equal scores are neighbours: a tie
+        id_list: list[str] = id_array[rows].tolist()
+        ordered = contract_order(zip(range(len(row_list)), score_list, strict=True),
+                                 id_list.__getitem__)[:top_k]
+        positions = [i for i, _ in ordered]
+    else:
+        positions = best[:top_k]
+    # the ids in one gather (their strings are cache misses after the product: in C
+    # they overlap, in a Python loop each waits for the one before)
+    picked = rows[positions]
+    return Ranked(picked.tolist(), id_array[picked].tolist(),
+                  [score_list[i] for i in positions], [(0, len(positions))])
