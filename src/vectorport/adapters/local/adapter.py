@@ -66,9 +66,6 @@ DB_FILENAME = "vectorport.sqlite3"
 _RETIRED_KEPT = 4096
 """How many deleted indexes' specs are remembered to refuse their stale handles; past
 that, a stale handle is still refused unless its spec equals the new index's."""
-_REFINE_MARGIN = 1e-3
-"""Float32 scores are within ~1e-4 of exact (euclidean's cancellation is the worst case);
-every row within this margin of the k-th best is rescored exactly."""
 
 
 def default_data_dir() -> Path:
@@ -310,12 +307,15 @@ class LocalAdapter:
             if request.sparse is not None:
                 sparse = data.sparse_scores(request.sparse, rows)
             answers = []
-            # float32 scores are within ~1e-4 of exact: every row that can reach the top k
-            # is rescored in float64, so ranks and scores are exact
+            # every row whose float32 dense score can reach the top k (:mod:`bounds`) is
+            # rescored in float64, so ranks and scores are exact
             positions = None
-            if dense is not None:
+            if dense is not None and queries is not None:
+                margins = bounds.score_margins(
+                    index.metric, data.dimension, ranking.prepare(queries).norms,
+                    0.0 if index.metric == "cosine" else data.max_norm(subset))
                 positions = candidates_many(dense if sparse is None else dense + sparse,
-                                            request.top_k, _REFINE_MARGIN)
+                                            request.top_k, margins)
             for b in range(batch):
                 if positions is None or queries is None:
                     assert sparse is not None  # the facade requires a dense or sparse query

@@ -67,6 +67,30 @@ def key_margins(metric: Metric, dimension: int, query_norms: npt.NDArray[np.floa
     return margins
 
 
+def score_margins(metric: Metric, dimension: int, query_norms: npt.NDArray[np.float64],
+                  max_norm: float) -> npt.NDArray[np.float64]:
+    """``2E`` per query in score units, for the float32 scores of
+    :meth:`NamespaceData.dense_scores` (hybrid queries add their sparse part to those).
+
+    Cosine: the query is normalised in float32 (``γ_d/2 + 3u``, then ``u`` per
+    component) before the same product as the keys: ``E ≤ 2γ_d + 8u ≤ c``. Dot product:
+    as its keys. Euclidean: the squared distance ``|q|² + |x|² − 2x·q`` is within
+    ``Δ = c·(1 + |q| + M)²`` (as the keys); ``|√a − √b| ≤ √|a − b|`` and
+    ``|1/(1+a) − 1/(1+b)| ≤ |a − b|`` make the score within ``√Δ`` plus the rounding of
+    the square root, the sum and the reciprocal: ``E ≤ (√c + 4u)·(1 + |q| + M)``. The
+    square root is what a cancellation near zero distance costs: a wide margin, so many
+    more rows are rescored than for the keys of dense-only queries, but none that can
+    reach the top k is dropped."""
+    c = error_constant(dimension)
+    if metric == "cosine":
+        return np.full(len(query_norms), 2.0 * c)
+    if metric == "dotproduct":
+        return (2.0 * c * max_norm) * query_norms
+    margins: npt.NDArray[np.float64] = (2.0 * (np.sqrt(c) + 4.0 * _UNIT)) * (
+        query_norms + (1.0 + max_norm))
+    return margins
+
+
 def float32_floor(value: float) -> float:
     """A number whose float32 rounding is at most ``value``: compared with float32 keys
     (numpy rounds a Python float to the array's float32), it never drops a key that is

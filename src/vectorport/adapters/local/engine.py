@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from vectorport.adapterkit import contract_order, exact_scores, read_only_float32
 from vectorport.adapters.local import ranking
+from vectorport.adapters.local.bounds import float32_floor
 from vectorport.adapters.local.metadata import MetadataColumns
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
@@ -372,16 +373,18 @@ def _inverse(norms: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
 
 
 def candidates_many(scores: npt.NDArray[np.floating[Any]], top_k: int,
-                    margin: float) -> list[npt.NDArray[np.intp]]:
-    """:func:`candidates` for each row of a (queries x rows) score matrix, the k-th
-    best of every row found by one partition."""
+                    margins: npt.NDArray[np.float64]) -> list[npt.NDArray[np.intp]]:
+    """:func:`candidates` for each row of a (queries x rows) score matrix, row ``b``
+    keeping what is within ``margins[b]`` of its k-th best (found by one partition)."""
     width = scores.shape[1]
     if len(scores) == 1:  # one query: the 1-d form costs less
-        return [candidates(scores[0], top_k, margin)]
+        return [candidates(scores[0], top_k, float(margins[0]))]
     if width <= top_k:
         return [np.arange(width)] * len(scores)
     kth = np.partition(scores, width - top_k, axis=1)[:, width - top_k]
-    hits, cols = np.divmod(np.flatnonzero(scores >= (kth - margin)[:, None]), width)  # 1-d: faster
+    floors = kth - margins
+    floors -= np.abs(floors) * 2.0 ** -22  # as bounds.float32_floor: never above
+    hits, cols = np.divmod(np.flatnonzero(scores >= floors[:, None]), width)  # 1-d: faster
     bounds = np.searchsorted(hits, np.arange(len(scores) + 1))
     return [cols[bounds[b]:bounds[b + 1]] for b in range(len(scores))]
 
@@ -393,7 +396,9 @@ def candidates(scores: npt.NDArray[np.floating[Any]], top_k: int,
     if len(scores) <= top_k:
         return np.arange(len(scores))
     kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-    return np.flatnonzero(scores >= kth - margin)
+    if margin == 0.0:  # exact scores: the k-th itself
+        return np.flatnonzero(scores >= kth)
+    return np.flatnonzero(scores >= float32_floor(float(kth) - margin))
 
 
 def top_rows(
