@@ -46,24 +46,10 @@ def dense_matches(
     when given; never the vector."""
     rows, ids, scores = ranked.rows, ranked.ids, ranked.scores
     answers: list[list[Match]] = []
-    if metadata is None and documents is None:  # ids and scores alone: no row needed
-        for lo, hi in ranked.spans:
-            matches: list[Match] = []
-            for rid, score in zip(ids[lo:hi], scores[lo:hi], strict=True):
-                match: Any = _new(Match)
-                _set_id(match, rid)
-                _set_score(match, score)
-                _set_metadata(match, None)
-                _set_vector(match, None)
-                _set_sparse(match, None)
-                _set_document(match, None)
-                matches.append(match)
-            answers.append(matches)
-        return answers
     for lo, hi in ranked.spans:
-        matches = []
+        matches: list[Match] = []
         for row, rid, score in zip(rows[lo:hi], ids[lo:hi], scores[lo:hi], strict=True):
-            match = _new(Match)
+            match: Any = _new(Match)
             _set_id(match, rid)
             _set_score(match, score)
             _set_metadata(match, None if metadata is None else metadata(row))
