@@ -6,9 +6,9 @@ proven float32 error margin of its query's k-th best (:mod:`bounds`) is rescored
 float64 and the candidates are put in the contract's order (score down, id up) for all
 queries at once: one gather of their vectors, one row-wise float64 product, one sort.
 Only equal exact scores (rare: the same vector stored under two ids, say) are ordered by
-id in Python. Each candidate's score is
-a function of its own vector and its query alone (a row-wise reduction, no blocked BLAS
-kernel), so a record scores the same in a single query and in any batch.
+id in Python. Each candidate's score is a function of its own vector and its query alone
+(a row-wise reduction, no blocked BLAS kernel), so a record scores the same in a single
+query and in any batch.
 """
 
 from __future__ import annotations
