@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from vectorport.adapterkit import read_only_float32
-from vectorport.adapters.local import explain, ranking, results
+from vectorport.adapters.local import bounds, explain, ranking, results
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.engine import (
     NamespaceData,
@@ -66,9 +66,6 @@ DB_FILENAME = "vectorport.sqlite3"
 _RETIRED_KEPT = 4096
 """How many deleted indexes' specs are remembered to refuse their stale handles; past
 that, a stale handle is still refused unless its spec equals the new index's."""
-_REFINE_MARGIN = 1e-3
-"""Float32 scores are within ~1e-4 of exact (euclidean's cancellation is the worst case);
-every row within this margin of the k-th best is rescored exactly."""
 
 
 def default_data_dir() -> Path:
@@ -310,12 +307,15 @@ class LocalAdapter:
             if request.sparse is not None:
                 sparse = data.sparse_scores(request.sparse, rows)
             answers = []
-            # float32 scores are within ~1e-4 of exact: every row that can reach the top k
-            # is rescored in float64, so ranks and scores are exact
+            # every row whose float32 dense score can reach the top k (:mod:`bounds`) is
+            # rescored in float64, so ranks and scores are exact
             positions = None
-            if dense is not None:
+            if dense is not None and queries is not None:
+                margins = bounds.score_margins(
+                    index.metric, data.dimension, ranking.prepare(queries).norms,
+                    0.0 if index.metric == "cosine" else data.max_norm(subset))
                 positions = candidates_many(dense if sparse is None else dense + sparse,
-                                            request.top_k, _REFINE_MARGIN)
+                                            request.top_k, margins)
             for b in range(batch):
                 if positions is None or queries is None:
                     assert sparse is not None  # the facade requires a dense or sparse query
@@ -333,30 +333,35 @@ class LocalAdapter:
 
     def _dense_answers(self, data: NamespaceData, metric: Metric, request: QueryRequest,
                        queries: DenseMatrix, subset: Subset | None) -> list[list[Match]]:
-        """Dense-only queries, the whole batch at once: float32 scores are within ~1e-4
-        of exact, so every row that can reach the top k is rescored in float64 (ranks and
-        scores are exact), with no Python work per candidate."""
+        """Dense-only queries, the whole batch at once: every row whose float32 key is
+        within the proven rounding bound of its query's k-th best (:mod:`bounds`) is
+        rescored in float64 (ranks and scores are exact), with no Python work per
+        candidate."""
+        # the queries' float64 copies and norms before the product, while the caches
+        # still hold what the call touched so far (the product evicts them)
+        prepared = ranking.prepare(queries)
+        margins = bounds.key_margins(metric, data.dimension, prepared.norms,
+                                     0.0 if metric == "cosine" else data.max_norm(subset))
         if metric == "euclidean":  # rank by keys in the scores' order: fewer passes
             keys = data.euclidean_keys(queries, subset)
-            floors = ranking.euclidean_floors(queries, _REFINE_MARGIN)
         elif metric == "cosine":  # |q|·cosine: the queries are never normalised
             keys = data.cosine_keys(queries, subset)
-            floors = ranking.scaled_floors(queries, _REFINE_MARGIN)
         else:
-            keys, floors = data.dense_scores(metric, queries, subset), None
-        hits, cols = ranking.candidate_pairs(keys, request.top_k, _REFINE_MARGIN, floors)
+            keys = data.dense_scores(metric, queries, subset)
+        hits, cols = ranking.candidate_pairs(keys, request.top_k, margins)
         rows = cols if subset is None else subset.rows[cols]
-        scores = ranking.pair_scores(metric, queries, hits, data.vectors, rows)
-        best = ranking.best_pairs(data.ids, len(queries), hits, rows, scores, request.top_k,
-                                  request.min_score)
+        scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows,
+                                     data.wide_norms)
+        best = ranking.best_pairs(data.id_array, len(queries), hits, rows, scores,
+                                  request.top_k, request.min_score)
         include = request.include
         if include.vectors:
-            return [[self._match(data, row, score, request) for row, score in pairs]
-                    for pairs in best]
+            return [[self._match(data, row, score, request) for row, score in best.pairs(b)]
+                    for b in range(len(queries))]
         # the common case, without the per-match checks of _match: ids, scores and the
         # parts asked for (metadata copied, as the caller may change what it is given)
         return results.dense_matches(
-            best, data.ids, data.metadata_of if include.metadata else None,
+            best, data.metadata_of if include.metadata else None,
             data.documents if include.documents else None)
 
     @staticmethod

@@ -16,10 +16,10 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from vectorport.adapters.local.ranking import Ranked
 from vectorport.core.types import Match, MetadataValue
 
 _FIELDS = ("id", "score", "metadata", "vector", "sparse", "document")
-Pairs = list[tuple[int, float]]
 
 
 def check_match_layout() -> None:
@@ -37,19 +37,20 @@ _set_id, _set_score, _set_metadata, _set_vector, _set_sparse, _set_document = (
 
 
 def dense_matches(
-    pairs: Sequence[Pairs], ids: Sequence[str],
+    ranked: Ranked,
     metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
     documents: Sequence[str | None] | None,
 ) -> list[list[Match]]:
-    """For each query, a :class:`Match` per ``(row, score)``: id, score, and the
-    metadata (a fresh mapping the caller may change: ``metadata(row)``) and document
+    """For each query, a :class:`Match` per ranked ``(row, id, score)``: id, score, and
+    the metadata (a fresh mapping the caller may change: ``metadata(row)``) and document
     when given; never the vector."""
+    rows, ids, scores = ranked.rows, ranked.ids, ranked.scores
     answers: list[list[Match]] = []
-    for best in pairs:
+    for lo, hi in ranked.spans:
         matches: list[Match] = []
-        for row, score in best:
+        for row, rid, score in zip(rows[lo:hi], ids[lo:hi], scores[lo:hi], strict=True):
             match: Any = _new(Match)
-            _set_id(match, ids[row])
+            _set_id(match, rid)
             _set_score(match, score)
             _set_metadata(match, None if metadata is None else metadata(row))
             _set_vector(match, None)
