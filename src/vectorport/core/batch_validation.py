@@ -80,12 +80,12 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
     Checked a column at a time (all ids, all vectors, then each metadata key across the
     records that share a key set) rather than a record at a time: the per-value Python
     work of the record loop was most of an upsert's cost in the facade."""
-    fields = [_fields(value) for value in values]
-    if not fields:
+    if not values:
         return ValidatedBatch([], math.inf, 0.0)
-    if None in fields:
+    columns = _record_columns(values)
+    if columns is None:
         return None
-    ids, vectors, metas, sparses, documents = zip(*fields, strict=True)
+    ids, vectors, metas, sparses, documents = columns
     longest_id = _plain_ids(ids)
     if sparses.count(None) != len(sparses) or not longest_id:
         return None
@@ -132,6 +132,19 @@ def _plain_vectors(vectors: tuple[object, ...], dimension: int) -> bool:
         return False
     arrays: tuple[npt.NDArray[Any], ...] = vectors  # type: ignore[assignment]
     return all(kind in "fiu" for kind in {v.dtype.kind for v in arrays})
+
+
+def _record_columns(values: Sequence[Any]) -> tuple[tuple[Any, ...], ...] | None:
+    """The ids, vectors, metadata, sparse vectors and documents of ``values``, a column
+    each; ``None`` if one of them is not of a common record form."""
+    if set(map(type, values)) == {tuple} and set(map(len, values)) == {3}:
+        ids, vectors, metas = zip(*values, strict=True)  # (id, vector, metadata), the usual
+        nones = (None,) * len(values)
+        return ids, vectors, metas, nones, nones
+    fields = [_fields(value) for value in values]
+    if None in fields:
+        return None
+    return tuple(zip(*fields, strict=True))
 
 
 def _fields(value: object) -> tuple[object, object, object, object, object] | None:
