@@ -27,7 +27,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -46,6 +46,8 @@ _NORM_CEILING = validation.MAX_VECTOR_NORM * (1 - 1e-9)
 """Below this the vectorised norm (a float64 einsum) cannot disagree with the
 per-record one (a dot product) about the limit; at or above it the per-record path
 decides, with its own arithmetic."""
+_SHAPE = attrgetter("shape")
+_KIND = attrgetter("dtype.kind")
 _FIELDS = frozenset({"id", "vector", "values", "metadata", "sparse", "document"})
 _FLOAT_JSON = 24  # len(repr(-1.7976931348623157e+308)): the longest float in JSON
 _INT_JSON = 20  # len(str(-2**63))
@@ -127,11 +129,9 @@ def _plain_ids(ids: tuple[object, ...]) -> int:
 def _plain_vectors(vectors: tuple[object, ...], dimension: int) -> bool:
     """Every vector a 1-d numeric numpy array of ``dimension`` values."""
     shape = (dimension,)
-    if set(map(type, vectors)) != {np.ndarray} or not all(
-            v.shape == shape for v in vectors):  # type: ignore[attr-defined]
+    if set(map(type, vectors)) != {np.ndarray} or set(map(_SHAPE, vectors)) != {shape}:
         return False
-    arrays: tuple[npt.NDArray[Any], ...] = vectors  # type: ignore[assignment]
-    return all(kind in "fiu" for kind in {v.dtype.kind for v in arrays})
+    return all(kind in "fiu" for kind in set(map(_KIND, vectors)))
 
 
 def _record_columns(values: Sequence[Any]) -> tuple[tuple[Any, ...], ...] | None:
