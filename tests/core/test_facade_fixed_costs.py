@@ -11,11 +11,14 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import vectorport
 from vectorport.core import requests
 from vectorport.core.plugin import Registry
 from vectorport.core.retry import RetryPolicy
+from vectorport.core.scoring import sort_matches
 from vectorport.core.types import Match, Record, match_of, records_of
 
 
@@ -74,3 +77,14 @@ def test_fast_constructors_make_the_same_frozen_values() -> None:
     for value in (made[0], match):
         with pytest.raises(dataclasses.FrozenInstanceError):
             value.id = "b"  # type: ignore[misc]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "é", "B", ""]),
+                          st.sampled_from([1.0, 0.5, 0.5, -0.0, 0.0, -1.0, 3, 2**-1074])),
+                max_size=12))
+def test_the_contract_order_is_score_descending_then_id(pairs: list[tuple[str, float]]) -> None:
+    matches = [Match(rid, score) for rid, score in pairs]
+    ordered = sort_matches(matches)
+    assert [(m.id, m.score) for m in ordered] == [
+        (m.id, m.score) for m in sorted(matches, key=lambda m: (-m.score, m.id))]
