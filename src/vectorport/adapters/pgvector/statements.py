@@ -169,13 +169,16 @@ def _query_sql(names: Names, layout: IndexLayout, dense: bool, sparse: bool,
 
 
 def fetch(names: Names, layout: IndexLayout, namespace: str, ids: Sequence[str]) -> Statement:
-    return Statement(
-        sql.SQL(
-            "SELECT id, embedding, sparse, metadata, document FROM {}"
-            " WHERE namespace = %s AND id = ANY(%s)"
-        ).format(names.table(layout.name)),
-        (namespace, list(ids)),
-    )
+    return Statement(_fetch_sql(names.schema, layout.name), (namespace, list(ids)))
+
+
+@lru_cache(maxsize=256)
+def _fetch_sql(schema: str, name: str) -> sql.SQL:
+    composed = sql.SQL(
+        "SELECT id, embedding, sparse, metadata, document FROM {}"
+        " WHERE namespace = %s AND id = ANY(%s)"
+    ).format(Names(schema).table(name))
+    return sql.SQL(composed.as_string())  # rendered once per index, as the query's text
 
 
 def copy_into_stage(layout: IndexLayout) -> sql.Composed:
