@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, TypedDict
 
 import numpy as np
@@ -47,6 +48,7 @@ from vectorport.core.types import (
 )
 
 _INDEX_TYPES = ("auto", "flat", "hnsw", "ivf")
+_RECORD_ID = attrgetter("id")
 MAX_PAGE = 1_000_000
 """The largest ``limit`` / ``page_size`` accepted (pages are cut to the backend's batch
 limit anyway); ``2**64`` would overflow the engines' integer parameters."""
@@ -188,7 +190,7 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
 def _last_of_each(records: list[Record]) -> list[Record]:
     """``records`` keeping, of a repeated id, only the last, at the last's position (as
     the per-record loop's pop-and-insert does); the list itself when no id repeats."""
-    if len({rec.id for rec in records}) == len(records):
+    if len(set(map(_RECORD_ID, records))) == len(records):  # (a C-level map of the ids)
         return records
     last = {rec.id: position for position, rec in enumerate(records)}
     return [rec for position, rec in enumerate(records) if last[rec.id] == position]
