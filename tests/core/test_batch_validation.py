@@ -214,6 +214,46 @@ def test_valid_calls_take_the_batch_path(rows: list[tuple[str, list[float], dict
     _check(items, "euclidean")
 
 
+_COLUMN_VALUES = st.one_of(
+    st.integers(-(2**64), 2**64), st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1e308, -1e308, 2**63 - 1, -(2**63), True, "", "\ud800", "a\x00", "é"]),
+    _no_nul(3), st.lists(_no_nul(2), max_size=2), st.tuples(_no_nul(2)),
+    st.lists(st.one_of(_no_nul(2), st.integers(0, 2)), min_size=1, max_size=2),
+    st.just(np.int64(3)), st.just("z" * 14_000))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["year", "lang", "tags", "9bad"]), min_size=1, max_size=3,
+                unique=True),
+       st.lists(st.lists(_COLUMN_VALUES, min_size=3, max_size=3), min_size=1, max_size=8),
+       st.booleans(), st.sampled_from(sorted(DECLARED)))
+def test_records_sharing_keys_are_checked_a_column_at_a_time_as_one_by_one(
+        keys: list[str], rows: list[list[Any]], shuffle: bool, declared: str) -> None:
+    """The column-at-a-time check of records with one key set (the common call, mostly
+    valid, now and then one odd value in a column) answers as record by record, and
+    keeps the kinds; with ``shuffle`` the records list the same keys in different
+    orders."""
+    items = []
+    for position, values in enumerate(rows):
+        pairs = list(zip(keys, values, strict=False))
+        if shuffle and position % 2:
+            pairs.reverse()
+        items.append((f"r{position}", np.ones(DIM, dtype=np.float32), dict(pairs)))
+    _check(items, "euclidean")
+    _check(items, target=DECLARED[declared])
+
+
+def test_metadata_is_copied_and_lists_become_tuples_a_column_at_a_time() -> None:
+    metas = [{"tags": ["a", "b"], "lang": "en", "n": 1} for _ in range(5)]
+    items = [(f"r{i}", np.ones(DIM, dtype=np.float32), meta) for i, meta in enumerate(metas)]
+    records = requests.build_records(TARGETS["cosine"], items)
+    metas[0]["tags"].append("c")
+    metas[1]["lang"] = "fr"
+    assert [dict(r.metadata) for r in records] == [
+        {"tags": ("a", "b"), "lang": "en", "n": 1}] * 5
+    assert [list(r.metadata) for r in records] == [["tags", "lang", "n"]] * 5  # key order
+
+
 def test_norm_at_the_limit_is_decided_by_the_per_record_rule() -> None:
     limit = validation.MAX_VECTOR_NORM
     for scale in (1 - 1e-12, 1.0, 1 + 1e-12, 1 - 1e-8):

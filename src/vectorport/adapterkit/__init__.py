@@ -115,6 +115,7 @@ from vectorport.core.types import (
     RecordPage,
     RecordPatch,
     SparseVector,
+    match_of,
 )
 
 __all__ = [
@@ -194,6 +195,7 @@ __all__ = [
     "first_ask",
     "first_depth",
     "float32_slack",
+    "match_of",
     "matches",
     "matching",
     "operators_used",

@@ -70,10 +70,29 @@ class FilterCompiler(ABC, Generic[T]):
 
     def __init__(self) -> None:
         self._memo: Memo[str, T] = Memo(self.cache_size)
-        self.cache_clear = self._memo.clear
+        self._by_identity: dict[int, tuple[Filter, str, T]] = {}
+        self.cache_clear = self._clear
 
     def compile(self, node: Filter) -> T:
-        return self._memo.get(repr(node), lambda: self.build(node))
+        # The facade hands over the very node it parsed for a filter it has seen (its
+        # parse is cached per frozen filter), so the node itself is tried first: the
+        # repr of a filter costs a few µs a query. The entry holds the node, so its id
+        # cannot be reused while it is there; a hit still counts as a use of the memo's
+        # entry (its least-recently-used order, its size), the one cache that decides.
+        hit = self._by_identity.get(id(node))
+        if hit is not None and hit[0] is node:
+            known = hit[2]
+            return self._memo.get(hit[1], lambda: known)
+        key = repr(node)
+        value = self._memo.get(key, lambda: self.build(node))
+        if len(self._by_identity) >= self.cache_size:
+            self._by_identity.clear()
+        self._by_identity[id(node)] = (node, key, value)
+        return value
+
+    def _clear(self) -> None:
+        self._by_identity.clear()
+        self._memo.clear()
 
     @abstractmethod
     def build(self, node: Filter) -> T:

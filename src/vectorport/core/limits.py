@@ -231,7 +231,8 @@ def _check_size(limits: Limits, record: Record, refuse: _Refusal) -> None:
 
 
 def plain_batch_holds(caps: Capabilities, records: Sequence[Record],
-                      longest_text: int) -> bool:
+                      longest_text: int, longest_id: int | None = None,
+                      has_documents: bool = True) -> bool:
     """Whether :func:`check_record_limits` can refuse none of ``records``, decided for the
     whole call: ``records`` come from the batch fast path
     (:func:`vectorport.core.batch_validation.validated_batch`: ASCII ids, no NUL in any id,
@@ -239,7 +240,9 @@ def plain_batch_holds(caps: Capabilities, records: Sequence[Record],
     :func:`vector_limits_hold`. Then the only limits left are the ones below, and a
     backend that declares none of them (or only ``allow_nul=False``, which such records
     cannot break) needs no per-record pass. ``longest_text``: the most characters of one
-    of their metadata strings (``ValidatedBatch.longest_text``). ``False``: check each
+    of their metadata strings (``ValidatedBatch.longest_text``); ``longest_id`` and
+    ``has_documents``, when the caller knows them (``ValidatedBatch``), spare a walk over
+    the records. ``False``: check each
     record."""
     limits = caps.limits
     if (limits.id_size is not None or limits.id_pattern is not None
@@ -250,12 +253,14 @@ def plain_batch_holds(caps: Capabilities, records: Sequence[Record],
     if limits.max_string_bytes is not None and 4 * longest_text > limits.max_string_bytes:
         return False
     most = limits.max_document_bytes
-    if most is not None and any(
+    if most is not None and has_documents and any(
             record.document is not None and 4 * len(record.document) > most
             and len(record.document.encode("utf-8")) > most for record in records):
         return False
     # an ASCII id's UTF-8 size is its length
-    return not records or max(len(record.id) for record in records) <= limits.max_id_bytes
+    if longest_id is None:
+        longest_id = max((len(record.id) for record in records), default=0)
+    return longest_id <= limits.max_id_bytes
 
 
 def check_record_limits(backend: str, caps: Capabilities, spec: IndexSpec, record: Record,

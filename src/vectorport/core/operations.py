@@ -52,30 +52,30 @@ class Runner:
             idempotent: bool = True, top_k: int | None = None) -> T:
         """Call ``fn`` (retried when ``idempotent``) between the operation hooks, within
         the store's deadline."""
-        retry, timeout = self.retry, self.timeout
-
-        def attempt(call: Callable[[], T]) -> T:
-            try:
-                with deadline(timeout):
-                    return retry.call(operation, call) if idempotent else call()
-            except VectorportError as exc:
-                raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
-
         if not self.registry.has_operation_hooks():  # no plugin: no event, no clock
-            return attempt(fn)
+            return self._attempt(operation, fn, idempotent)
         event = OperationEvent.of(self.backend, operation, index, namespace, size, top_k)
         tally = _Tally(event.top_k)
         started = time.perf_counter()
         error: BaseException | None = None
         try:
             self.registry.before(event=event)
-            return tally.result(attempt(tally.counting(fn)))
+            return tally.result(self._attempt(operation, tally.counting(fn), idempotent))
         except BaseException as exc:
             error = exc
             raise
         finally:
             self.registry.after(event=event, error=error, seconds=time.perf_counter() - started,
                                 outcome=tally.outcome())
+
+    def _attempt(self, operation: str, fn: Callable[[], T], idempotent: bool) -> T:
+        """``fn`` within the store's deadline, retried when ``idempotent`` (a method, not
+        a closure made for every operation)."""
+        try:
+            with deadline(self.timeout):
+                return self.retry.call(operation, fn) if idempotent else fn()
+        except VectorportError as exc:
+            raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
 
     async def arun(self, operation: str, fn: Callable[[], Awaitable[T]], *,
                    index: str | None = None, namespace: str | None = None,
@@ -85,30 +85,30 @@ class Runner:
 
         The hooks are plain functions (pluggy calls them synchronously), so they run on
         the event loop: a plugin must not block there."""
-        retry, timeout = self.retry, self.timeout
-
-        async def attempt(call: Callable[[], Awaitable[T]]) -> T:
-            try:
-                with deadline(timeout):
-                    return await (retry.acall(operation, call) if idempotent else call())
-            except VectorportError as exc:
-                raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
-
         if not self.registry.has_operation_hooks():
-            return await attempt(fn)
+            return await self._aattempt(operation, fn, idempotent)
         event = OperationEvent.of(self.backend, operation, index, namespace, size, top_k)
         tally = _Tally(event.top_k)
         started = time.perf_counter()
         error: BaseException | None = None
         try:
             self.registry.before(event=event)
-            return tally.result(await attempt(tally.counting(fn)))
+            return tally.result(await self._aattempt(operation, tally.counting(fn), idempotent))
         except BaseException as exc:
             error = exc
             raise
         finally:
             self.registry.after(event=event, error=error, seconds=time.perf_counter() - started,
                                 outcome=tally.outcome())
+
+    async def _aattempt(self, operation: str, fn: Callable[[], Awaitable[T]],
+                        idempotent: bool) -> T:
+        """:meth:`_attempt` for a coroutine function."""
+        try:
+            with deadline(self.timeout):
+                return await (self.retry.acall(operation, fn) if idempotent else fn())
+        except VectorportError as exc:
+            raise drop_hidden_context(exc)  # noqa: B904 - the same exception, re-raised
 
     def send_batches(self, batches: Sequence[Sequence[Record]],
                      send: Callable[[Sequence[Record]], None],

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, TypedDict
 
 import numpy as np
@@ -47,6 +48,7 @@ from vectorport.core.types import (
 )
 
 _INDEX_TYPES = ("auto", "flat", "hnsw", "ivf")
+_RECORD_ID = attrgetter("id")
 MAX_PAGE = 1_000_000
 """The largest ``limit`` / ``page_size`` accepted (pages are cut to the backend's batch
 limit anyway); ``2**64`` would overflow the engines' integer parameters."""
@@ -160,9 +162,10 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
     vectors_checked = batch is not None and vector_limits_hold(
         spec, caps.limits, batch.min_squared_norm, batch.max_abs_component)
     if (batch is not None and vectors_checked
-            and plain_batch_holds(caps, batch.records, batch.longest_text)):
-        # no declared limit can refuse any of them: one pass for documents and repeats
-        if not caps.documents and any(rec.document is not None for rec in batch.records):
+            and plain_batch_holds(caps, batch.records, batch.longest_text, batch.longest_id,
+                                  batch.has_documents)):
+        # no declared limit can refuse any of them: one pass for repeats
+        if not caps.documents and batch.has_documents:
             raise target.unsupported("documents")
         return _last_of_each(batch.records)
     # the largest metadata's size is bounded for the whole call: measured only above it
@@ -187,7 +190,7 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
 def _last_of_each(records: list[Record]) -> list[Record]:
     """``records`` keeping, of a repeated id, only the last, at the last's position (as
     the per-record loop's pop-and-insert does); the list itself when no id repeats."""
-    if len({rec.id for rec in records}) == len(records):
+    if len(set(map(_RECORD_ID, records))) == len(records):  # (a C-level map of the ids)
         return records
     last = {rec.id: position for position, rec in enumerate(records)}
     return [rec for position, rec in enumerate(records) if last[rec.id] == position]
@@ -391,32 +394,34 @@ def build_query(
     if dense is not None and sparse_q is not None and caps.hybrid == "none":
         raise target.unsupported("hybrid (dense + sparse) queries")
     score_floor = validation.score_bound(min_score) if min_score is not None else None
-    for hint, value in (("ef", ef), ("probes", probes)):
-        if value is None:
-            continue
-        validation.positive_int(value, hint, validation.MAX_HINT)
-        if hint not in caps.hints:
-            raise target.unsupported(f"the {hint!r} search hint")
+    if ef is not None or probes is not None:
+        for hint, value in (("ef", ef), ("probes", probes)):
+            if value is None:
+                continue
+            validation.positive_int(value, hint, validation.MAX_HINT)
+            if hint not in caps.hints:
+                raise target.unsupported(f"the {hint!r} search hint")
     if consistency not in ("strong", "eventual"):
         raise ValidationError(f"consistency must be 'strong' or 'eventual', got {consistency!r}")
     if consistency not in caps.consistency:
         raise target.unsupported(f"{consistency} consistency")
-    options = dict(backend_options or {})
+    options = dict(backend_options) if backend_options else {}
     for section, section_options in options.items():
         if not isinstance(section, str) or not isinstance(section_options, Mapping):
             raise ValidationError("backend_options maps a backend name to a dict of options")
+    # positional, in QueryRequest's field order: keywords cost a third more per query
     return QueryRequest(
-        namespace=validation.namespace(namespace),
-        top_k=validation.top_k(top_k, caps.max_top_k),
-        vector=dense,
-        sparse=sparse_q,
-        filter=check_filter(target, filter),
-        include=_include(include_metadata, include_vectors, include_documents),
-        min_score=score_floor,
-        ef=ef,
-        probes=probes,
-        consistency=consistency,
-        backend_options=options,
+        validation.namespace(namespace),
+        validation.top_k(top_k, caps.max_top_k),
+        dense,
+        sparse_q,
+        None if filter is None else check_filter(target, filter),
+        _include(include_metadata, include_vectors, include_documents),
+        score_floor,
+        ef,
+        probes,
+        consistency,
+        options,
     )
 
 

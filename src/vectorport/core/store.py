@@ -227,6 +227,7 @@ class Index:
     def __init__(self, store: Store, spec: IndexSpec) -> None:
         self.store = store
         self.spec = spec
+        self._target: tuple[Adapter, Capabilities, IndexSpec, Target] | None = None
 
     @property
     def name(self) -> str:
@@ -253,8 +254,13 @@ class Index:
         """What the request builders check against (backend, capabilities with this
         index's own limits, spec)."""
         store = self.store
-        return Target(store.backend,
-                      index_capabilities(store.adapter, store.capabilities, self.spec), self.spec)
+        adapter, caps, spec = store.adapter, store.capabilities, self.spec
+        kept = self._target  # made once per adapter, capabilities and spec, not per call
+        if kept is not None and kept[0] is adapter and kept[1] is caps and kept[2] is spec:
+            return kept[3]
+        target = Target(adapter.backend, index_capabilities(adapter, caps, spec), spec)
+        self._target = (adapter, caps, spec, target)
+        return target
 
     def _call(self, operation: str, fn: Callable[[], T], namespace: str | None = None,
               size: int | None = None, idempotent: bool = True,

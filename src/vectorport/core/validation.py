@@ -194,6 +194,13 @@ def _checked_vector(value: object, expected_dimension: int,
 
 def _float32(value: object, expected_dimension: int,
                     what: str) -> npt.NDArray[np.float32]:
+    if type(value) is np.ndarray and value.dtype == np.float32 and value.ndim == 1:
+        # already float32: no cast that could overflow, so no errstate (a third of the
+        # cost of checking a query vector)
+        if len(value) != expected_dimension:
+            raise DimensionMismatchError(
+                f"{what} has {len(value)} dimensions; the index has {expected_dimension}")
+        return np.ascontiguousarray(value)
     if isinstance(value, np.ndarray):
         array = value
     elif isinstance(value, (list, tuple)):

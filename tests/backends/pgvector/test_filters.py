@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -55,6 +56,35 @@ def test_hostile_values_only_travel_as_parameters(value: str) -> None:
         assert "text" not in text.replace('"metadata"', ""), "field names are parameters too"
         encoded = json.dumps(value, ensure_ascii=False)
         assert any(isinstance(p, str) and encoded in p for p in params)
+
+
+def test_a_filtered_query_text_is_made_once_per_shape_and_filter() -> None:
+    """The filtered query's text is kept per compiled filter (the same object for a
+    filter seen before) and shape; the values still travel as parameters, each query its
+    own, and a filter of another shape or value never gets another's text or values."""
+    from vectorport.adapters.pgvector import statements
+    from vectorport.adapters.pgvector.options import index_layout
+    from vectorport.adapters.pgvector.schema import Names
+    from vectorport.core.types import Include, IndexSpec, QueryRequest
+
+    layout = index_layout(IndexSpec("filtered_text", 3, "cosine"))
+    vector = np.ones(3, dtype=np.float32)
+
+    def statement(raw: dict[str, Any], namespace: str = "") -> statements.Statement:
+        request = QueryRequest(namespace, 5, vector, None, parse_filter(raw), Include())
+        return statements.query(Names("public"), layout, request)
+
+    first, again = statement({"n": 1}), statement({"n": 1}, "other")
+    assert again.sql is first.sql  # kept, not composed again
+    assert first.params[1:] == ("", '{"n":1}', 5) and again.params[1:] == ("other", '{"n":1}', 5)
+    other_value, other_kind = statement({"n": 2}), statement({"n": True})
+    assert other_value.params[1:] == ("", '{"n":2}', 5)
+    assert other_kind.params[1:] == ("", '{"n":true}', 5)
+    ranged = statement({"n": {"$gt": 1}})
+    assert "jsonb_path_exists" in ranged.sql.as_string(None)
+    assert "jsonb_path_exists" not in first.sql.as_string(None)
+    for stmt in (first, again, other_value, other_kind, ranged):
+        assert stmt.sql.as_string(None).count("%s") == len(stmt.params)
 
 
 def test_equality_kinds() -> None:

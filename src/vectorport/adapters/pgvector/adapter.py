@@ -34,8 +34,8 @@ async connections from a small pool per event loop (see ``loop_pool``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,6 +55,7 @@ from vectorport.adapters.pgvector.codec import (
 )
 from vectorport.adapters.pgvector.connections import (
     CONNECTION_KWARGS,
+    Checkout,
     PooledConnection,
     configure,
     configure_async,
@@ -86,7 +87,6 @@ from vectorport.core.errors import (
     VectorportError,
 )
 from vectorport.core.filters.ast import Filter
-from vectorport.core.retry import request_timeout
 from vectorport.core.types import (
     Explanation,
     IdPage,
@@ -193,24 +193,9 @@ class PgvectorAdapter:
         server, extension = row if row is not None else ("?", "?")
         return f"PostgreSQL {server.split()[0]} + pgvector {extension}"
 
-    @contextmanager
-    def _connect(self, operation: str, index: str | None = None) -> Iterator[PooledConnection]:
-        pool = self._pool
-        try:
-            # never wait for a pooled connection past the call's deadline
-            conn = pool.getconn(request_timeout(self._settings.pool_timeout))
-            # not pool.connection(): its `with conn` adds a commit (a no-op: autocommit)
-            # and a generator, ~7 µs a call; putconn rolls back a transaction left open
-            # and replaces a broken connection just the same
-            try:
-                with within_deadline(conn, operation, index):
-                    yield conn
-            finally:
-                pool.putconn(conn)
-        except VectorportError:
-            raise
-        except Exception as exc:
-            raise translate(exc, operation, index) from exc
+    def _connect(self, operation: str, index: str | None = None) -> Checkout:
+        """This adapter's pooled connection for one call (``with self._connect(...)``)."""
+        return Checkout(self._pool, self._settings.pool_timeout, operation, index)
 
     def _fetchall(self, operation: str, index: str | None, stmt: Statement) -> list[Any]:
         with self._connect(operation, index) as conn:

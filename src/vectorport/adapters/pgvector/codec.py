@@ -28,6 +28,7 @@ from vectorport.adapterkit import (
     SparseVector,
     UnsupportedFeatureError,
     ValidationError,
+    match_of,
     read_only_float32,
 )
 from vectorport.adapters.pgvector.capabilities import HALFVEC_MAX
@@ -183,14 +184,16 @@ def matches_of(rows: Sequence[tuple[Any, ...]], include: Include) -> list[Match]
         doc, at = at, at + 1
     if include.vectors:
         vec = at
+    if vec < 0 and meta == 2 and doc == 3:  # the default include: metadata and document
+        return [match_of(row[0], float(row[1]), row[2], None, None, row[3]) for row in rows]
     return [
-        Match(
-            id=row[0],
-            score=float(row[1]),
-            metadata=row[meta] if meta >= 0 else None,  # canonical already (_MetadataLoader)
-            vector=row[vec] if vec >= 0 else None,
-            sparse=row[vec + 1] if vec >= 0 else None,
-            document=row[doc] if doc >= 0 else None,
+        match_of(
+            row[0],
+            float(row[1]),
+            row[meta] if meta >= 0 else None,  # canonical already (_MetadataLoader)
+            row[vec] if vec >= 0 else None,
+            row[vec + 1] if vec >= 0 else None,
+            row[doc] if doc >= 0 else None,
         )
         for row in rows
     ]

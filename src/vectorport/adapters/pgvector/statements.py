@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from psycopg import sql
 
-from vectorport.adapters.pgvector.filters import compile_filter
+from vectorport.adapters.pgvector.filters import CompiledFilter, compile_filter
 from vectorport.adapters.pgvector.jsonb import encode_metadata
 from vectorport.adapters.pgvector.options import IndexLayout
 from vectorport.adapters.pgvector.schema import DISTANCE_OPERATOR, STAGE_TABLES, Names
@@ -90,9 +91,10 @@ def query(names: Names, layout: IndexLayout, request: QueryRequest) -> Statement
         text: sql.Composed | sql.SQL = _unfiltered_query(names.schema, layout, *shape)
         params.append(request.namespace)
     else:
-        where = _where(request.namespace, request.filter)
-        text = _query_sql(names, layout, *shape, where.sql)
-        params.extend(where.params)
+        compiled = compile_filter(request.filter)  # memoised by the kit
+        text = _filtered_query(names.schema, layout, *shape, compiled)
+        params.append(request.namespace)
+        params.extend(compiled.params)
     params.append(request.top_k)
     if request.min_score is not None:
         params.append(request.min_score)
@@ -105,6 +107,30 @@ def _unfiltered_query(schema: str, layout: IndexLayout, dense: bool, sparse: boo
     composed = _query_sql(Names(schema), layout, dense, sparse, include, min_score,
                           sql.SQL("namespace = %s"))
     return sql.SQL(composed.as_string())
+
+
+_FILTERED: dict[tuple[Any, ...], tuple[CompiledFilter, sql.SQL]] = {}
+_FILTERED_LIMIT = 1024
+
+
+def _filtered_query(schema: str, layout: IndexLayout, dense: bool, sparse: bool,
+                    include: Include, min_score: bool, compiled: CompiledFilter) -> sql.SQL:
+    """The text of a filtered query, composed and rendered once per shape and compiled
+    filter (the kit hands back the same compiled filter for a filter it has seen):
+    composing and rendering it was ~40 µs of every filtered query's client time. The
+    text holds only identifiers and placeholders (filter values are parameters), so it
+    renders the same without a connection, as :func:`_unfiltered_query`'s does."""
+    key = (schema, layout, dense, sparse, include, min_score, id(compiled))
+    hit = _FILTERED.get(key)
+    if hit is not None and hit[0] is compiled:  # the entry holds it: its id is not reused
+        return hit[1]
+    where = sql.SQL(" AND ").join([sql.SQL("namespace = %s"), compiled.sql])
+    composed = _query_sql(Names(schema), layout, dense, sparse, include, min_score, where)
+    text = sql.SQL(composed.as_string())
+    if len(_FILTERED) >= _FILTERED_LIMIT:  # compiled filters come and go with the kit's memo
+        _FILTERED.clear()
+    _FILTERED[key] = (compiled, text)
+    return text
 
 
 def _query_sql(names: Names, layout: IndexLayout, dense: bool, sparse: bool,
@@ -143,13 +169,16 @@ def _query_sql(names: Names, layout: IndexLayout, dense: bool, sparse: bool,
 
 
 def fetch(names: Names, layout: IndexLayout, namespace: str, ids: Sequence[str]) -> Statement:
-    return Statement(
-        sql.SQL(
-            "SELECT id, embedding, sparse, metadata, document FROM {}"
-            " WHERE namespace = %s AND id = ANY(%s)"
-        ).format(names.table(layout.name)),
-        (namespace, list(ids)),
-    )
+    return Statement(_fetch_sql(names.schema, layout.name), (namespace, list(ids)))
+
+
+@lru_cache(maxsize=256)
+def _fetch_sql(schema: str, name: str) -> sql.SQL:
+    composed = sql.SQL(
+        "SELECT id, embedding, sparse, metadata, document FROM {}"
+        " WHERE namespace = %s AND id = ANY(%s)"
+    ).format(Names(schema).table(name))
+    return sql.SQL(composed.as_string())  # rendered once per index, as the query's text
 
 
 def copy_into_stage(layout: IndexLayout) -> sql.Composed:
