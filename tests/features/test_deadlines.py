@@ -467,6 +467,14 @@ def _bounded_or_hung(seconds: float, fn: Callable[[], Any]) -> BaseException:
     return outcome[0]
 
 
+def _five_records(store: vectorport.Store, name: str) -> vectorport.Index:
+    """A 4-d cosine index holding a0 … a4 (metadata ``{"k": i}``), for the frozen-server
+    tests."""
+    index = store.create_index(name, 4, "cosine")
+    index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+    return index
+
+
 def test_a_frozen_postgres_mid_session_is_bounded(own_postgres: Any) -> None:
     """The server is frozen (SIGSTOP) while the pool holds open connections: nothing
     the server would enforce can act, and TCP keeps being acknowledged by its kernel.
@@ -481,8 +489,7 @@ def test_a_frozen_postgres_mid_session_is_bounded(own_postgres: Any) -> None:
     url = _pg_url(own_postgres, 1.5)
     vector = [1.0, 0.5, 0.25, 0.0]
     with vectorport.connect(url) as store:
-        index = store.create_index("frozen", 4, "cosine")
-        index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+        index = _five_records(store, "frozen")
         calls: dict[str, Callable[[], Any]] = {
             "query": lambda: index.query(vector, top_k=3),
             "upsert": lambda: index.upsert([("b1", vector, {"k": 1})]),
@@ -570,11 +577,10 @@ def test_the_pgvector_watchdog_keeps_time_for_deadlines_armed_while_it_sleeps() 
 
 def test_a_write_failed_at_its_deadline_never_lands_later(own_postgres: Any) -> None:
     """Each write (and an async upsert) is sent on a live pooled connection to a server
-    frozen just before: the call fails at its deadline, and once the server runs again the write must not be
-    executed from the severed connection's buffer (as a lone autocommit statement would
-    be): nothing changed, whatever the call."""
+    frozen just before: the call fails at its deadline, and once the server runs again
+    the write must not be executed from the severed connection's buffer (as a lone
+    autocommit statement would be): nothing changed, whatever the call."""
     import asyncio
-    import time
 
     from vectorport.core.async_store import connect_async
     from vectorport.testing.stalled import stopped
@@ -582,8 +588,7 @@ def test_a_write_failed_at_its_deadline_never_lands_later(own_postgres: Any) -> 
     url = _pg_url(own_postgres, 1.5)
     vector = [1.0, 0.5, 0.25, 0.0]
     with vectorport.connect(url) as store:
-        index = store.create_index("ghosts", 4, "cosine")
-        index.upsert([(f"a{i}", [1.0, i / 10, 0.5, 0.25], {"k": i}) for i in range(5)])
+        index = _five_records(store, "ghosts")
         writes: dict[str, Callable[[], Any]] = {
             "upsert": lambda: index.upsert([("b1", vector, {"k": 1})]),
             "delete": lambda: index.delete(["a1"]),

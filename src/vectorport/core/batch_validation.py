@@ -162,9 +162,7 @@ def _fields(value: object) -> tuple[object, object, object, object, object] | No
 
 
 def _plain_document(value: object) -> TypeGuard[str]:
-    if type(value) is not str or "\x00" in value:
-        return False
-    return value.isascii() or _encodes(value)
+    return type(value) is str and _plain_text(value)
 
 
 def _encodes(value: str) -> bool:
@@ -182,6 +180,20 @@ def _plain_text(value: str) -> bool:
     return (value.isascii() or _encodes(value)) and "\x00" not in value
 
 
+def _known_key(key: object) -> bool:
+    """Whether ``key`` is a valid metadata key (:data:`validation.METADATA_KEY_RE`),
+    remembered once seen so that the regular expression runs once per key."""
+    if type(key) is not str:  # (a str subclass takes the per-record path)
+        return False
+    if key in _KNOWN_KEYS:
+        return True
+    if not validation.METADATA_KEY_RE.fullmatch(key):
+        return False
+    if len(_KNOWN_KEYS) < _KNOWN_KEYS_LIMIT:
+        _KNOWN_KEYS.add(key)
+    return True
+
+
 def _metadata(value: object) -> tuple[dict[str, MetadataValue], int, int] | None:
     """What :func:`validation.metadata` returns for metadata of the common kinds, with
     the most characters of one of its strings (or list items) and an upper bound of its
@@ -194,13 +206,8 @@ def _metadata(value: object) -> tuple[dict[str, MetadataValue], int, int] | None
     clean: dict[str, MetadataValue] = {}
     bound = 2  # an upper bound of its compact JSON size in UTF-8: {} and, per entry,
     for key, item in value.items():  # "key": (a valid key is ASCII), the value and a comma
-        if type(key) is not str:
+        if not _known_key(key):
             return None
-        if key not in _KNOWN_KEYS:
-            if not validation.METADATA_KEY_RE.fullmatch(key):
-                return None
-            if len(_KNOWN_KEYS) < _KNOWN_KEYS_LIMIT:
-                _KNOWN_KEYS.add(key)
         kind = type(item)
         bound += len(key) + 4
         if kind is str:
@@ -288,12 +295,8 @@ def _columns(keys: Collection[str], rows: list[dict[str, Any]]
     """Metadata dicts that all have ``keys``, checked a key at a time: fresh copies (lists
     become tuples), the most characters of one string, and a bound of every row's JSON
     size (the sum of each key's largest value bound). ``None``: not decided here."""
-    for key in keys:
-        if key not in _KNOWN_KEYS:
-            if type(key) is not str or not validation.METADATA_KEY_RE.fullmatch(key):
-                return None
-            if len(_KNOWN_KEYS) < _KNOWN_KEYS_LIMIT:
-                _KNOWN_KEYS.add(key)
+    if not all(map(_known_key, keys)):
+        return None
     copies: list[dict[str, Any]] | None = None  # made once: what the caller passed stays theirs
     longest = 0
     bound = 2  # {} and, per entry, "key": (a valid key is ASCII), the value and a comma

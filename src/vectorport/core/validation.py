@@ -197,9 +197,7 @@ def _float32(value: object, expected_dimension: int,
     if type(value) is np.ndarray and value.dtype == np.float32 and value.ndim == 1:
         # already float32: no cast that could overflow, so no errstate (a third of the
         # cost of checking a query vector)
-        if len(value) != expected_dimension:
-            raise DimensionMismatchError(
-                f"{what} has {len(value)} dimensions; the index has {expected_dimension}")
+        _check_dimension(value, expected_dimension, what)
         return np.ascontiguousarray(value)
     if isinstance(value, np.ndarray):
         array = value
@@ -220,12 +218,16 @@ def _float32(value: object, expected_dimension: int,
         raise ValidationError(f"{what} must be 1-dimensional, got shape {array.shape}")
     if array.dtype.kind not in "fiu":
         raise ValidationError(f"{what} must be numeric, got dtype {array.dtype}")
+    _check_dimension(array, expected_dimension, what)
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond float32 becomes inf: refused next
+        return np.ascontiguousarray(array, dtype=np.float32)
+
+
+def _check_dimension(array: npt.NDArray[Any], expected_dimension: int, what: str) -> None:
     if len(array) != expected_dimension:
         raise DimensionMismatchError(
             f"{what} has {len(array)} dimensions; the index has {expected_dimension}"
         )
-    with np.errstate(over="ignore", invalid="ignore"):  # beyond float32 becomes inf: refused next
-        return np.ascontiguousarray(array, dtype=np.float32)
 
 
 def _own(as32: npt.NDArray[np.float32], value: object) -> DenseVector:

@@ -36,7 +36,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import orjson
 from pinecone import SparseValues, Vector
 
@@ -49,7 +48,6 @@ from vectorport.adapterkit import (
     Record,
     SparseVector,
     UnsupportedFeatureError,
-    ValidationError,
     read_only_float32,
     score_from_distance,
 )
@@ -74,7 +72,6 @@ EXACT_INT_LIMIT = 2**53
 """Ints within ±2^53 survive the float64 Pinecone stores exactly."""
 ESCAPE = "~"
 MAX_ID_LENGTH = 512
-MAX_METADATA_BYTES = 40 * 1024
 MAX_SPARSE_VALUES = 2048
 
 
@@ -194,17 +191,6 @@ def stored_bytes_bound(metadata: Mapping[str, MetadataValue], document: str | No
     return size
 
 
-def checked_metadata(record: Record, layout: int = CURRENT_LAYOUT) -> dict[str, Any]:
-    encoded = encode_metadata(record.metadata, record.document, layout)
-    size = metadata_bytes(encoded)
-    if size > MAX_METADATA_BYTES:
-        raise ValidationError(
-            f"record {record.id!r}: metadata, document and type information take {size} "
-            f"bytes in Pinecone, which stores at most {MAX_METADATA_BYTES} per record"
-        )
-    return encoded
-
-
 def decode_metadata(raw: Mapping[str, Any] | None, layout: int = CURRENT_LAYOUT,
                     ) -> tuple[dict[str, MetadataValue], str | None]:
     """User metadata in canonical form, and the document."""
@@ -239,16 +225,6 @@ def decode_metadata(raw: Mapping[str, Any] | None, layout: int = CURRENT_LAYOUT,
             metadata[key] = tuple(str(v) for v in value)
     document = raw.get(DOCUMENT_KEY)
     return metadata, document if isinstance(document, str) else None
-
-
-def dense_values(vector: np.ndarray[Any, Any]) -> list[float]:
-    """The vector as Pinecone takes it; an all-zero vector is refused by Pinecone."""
-    if not vector.any():
-        raise UnsupportedFeatureError(
-            BACKEND, "all-zero dense vectors", "Pinecone needs at least one non-zero value"
-        )
-    values: list[float] = vector.tolist()
-    return values
 
 
 def sparse_values(sparse: SparseVector) -> dict[str, list[Any]]:
@@ -348,10 +324,8 @@ __all__ = [
     "LAYOUT_MARKED",
     "LAYOUT_TAG",
     "NUMBER_KEYS",
-    "checked_metadata",
     "decode_id",
     "decode_metadata",
-    "dense_values",
     "encode_id",
     "encode_id_checked",
     "encode_metadata",
