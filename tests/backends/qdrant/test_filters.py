@@ -10,16 +10,17 @@ from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.parse import parse_filter
 
 
-def _compiled(raw: dict, bools_native: bool = True) -> dict:
-    compiled = compile_filter(parse_filter(raw), bools_native=bools_native)
+def _compiled(raw: dict, bools_native: bool = True, numbers_exact: bool = True) -> dict:
+    compiled = compile_filter(parse_filter(raw), bools_native=bools_native,
+                              numbers_exact=numbers_exact)
     assert compiled is not None
     return compiled
 
 
 def test_the_namespace_condition_comes_first() -> None:
-    flt = scoped("tenant", parse_filter({"a": "x"}), bools_native=True)
+    flt = scoped("tenant", parse_filter({"a": "x"}), bools_native=True, numbers_exact=True)
     assert flt["must"][0] == {"key": "_ns", "match": {"value": "tenant"}}
-    assert scoped("", None, bools_native=True) == {
+    assert scoped("", None, bools_native=True, numbers_exact=True) == {
         "must": [{"key": "_ns", "match": {"value": ""}}]}
 
 
@@ -63,8 +64,10 @@ def test_logic_maps_onto_must_should_must_not() -> None:
 
 def test_compiled_filters_are_cached_per_kind() -> None:
     node = parse_filter({"a": 1, "b": True})
-    assert compile_filter(node, bools_native=True) is compile_filter(node, bools_native=True)
-    assert compile_filter(node, bools_native=True) != compile_filter(node, bools_native=False)
+    client = {"bools_native": True, "numbers_exact": True}
+    edge = {"bools_native": False, "numbers_exact": False}
+    assert compile_filter(node, **client) is compile_filter(node, **client)
+    assert compile_filter(node, **client) != compile_filter(node, **edge)
     # True and 1 are different filters, even though True == 1 in Python
     assert _compiled({"a": True}) != _compiled({"a": 1})
 
@@ -76,5 +79,5 @@ def test_compiled_filters_are_cached_per_kind() -> None:
 ])
 def test_refusals_name_the_backend_and_the_feature(raw: dict, feature: str) -> None:
     with pytest.raises(UnsupportedFeatureError, match="qdrant") as caught:
-        compile_filter(parse_filter(raw), bools_native=True)
+        compile_filter(parse_filter(raw), bools_native=True, numbers_exact=True)
     assert feature in str(caught.value)

@@ -141,9 +141,9 @@ def test_filters_are_built_once_and_reused_across_queries(tmp_path: Path) -> Non
 
     where = {"year": {"$gte": 2000}, "lang": {"$in": ["de", "en"]}, "ok": True}
     node = parse_filter(where)
-    assert scoped("a", node, bools_native=False) is scoped("a", parse_filter(where),
-                                                           bools_native=False)
-    assert scoped("a", node, bools_native=False) is not scoped("b", node, bools_native=False)
+    edge = {"bools_native": False, "numbers_exact": False}
+    assert scoped("a", node, **edge) is scoped("a", parse_filter(where), **edge)
+    assert scoped("a", node, **edge) is not scoped("b", node, **edge)
     rng = np.random.default_rng(7)
     rows = [{"id": f"r{i:03d}", "vector": rng.standard_normal(4).tolist(),
              "metadata": {"year": 1995 + i % 10, "lang": ["de", "en", "fr"][i % 3],

@@ -182,7 +182,8 @@ class QdrantAdapter:
         return self._engine
 
     def _scoped(self, namespace: str, node: Filter | None) -> QdrantFilter:
-        return scoped(namespace, node, bools_native=self._engine.bools_native)
+        return scoped(namespace, node, bools_native=self._engine.bools_native,
+                      numbers_exact=self._engine.numbers_exact)
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -211,8 +212,9 @@ class QdrantAdapter:
     # -- data ---------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
-        bools_native = self._engine.bools_native
-        points = [codec.to_point(index, namespace, r, bools_native=bools_native)
+        bools_native, numbers_exact = self._engine.bools_native, self._engine.numbers_exact
+        points = [codec.to_point(index, namespace, r, bools_native=bools_native,
+                                 numbers_exact=numbers_exact)
                   for r in records]
         written: list[str] = []
         try:
@@ -237,7 +239,7 @@ class QdrantAdapter:
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         return explain_query(index, request, bools_native=self._engine.bools_native,
-                             engine=self._engine.name)
+                             numbers_exact=self._engine.numbers_exact, engine=self._engine.name)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         uids = [naming.point_id(namespace, i) for i in unique(ids)]
@@ -293,7 +295,8 @@ class QdrantAdapter:
             revision = current.payload.get(naming.REVISION)
             point = codec.to_point(index, namespace,
                                    codec.patched(codec.to_record(index, current), patch),
-                                   bools_native=self._engine.bools_native)
+                                   bools_native=self._engine.bools_native,
+                                   numbers_exact=self._engine.numbers_exact)
             condition: QdrantFilter = (
                 {"must": [{"key": naming.REVISION, "match": {"value": revision}}]}
                 if isinstance(revision, str)

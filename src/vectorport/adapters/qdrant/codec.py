@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import read_only_float32, spec_from_json, spec_to_json
-from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant import naming, numbers
 from vectorport.core.types import (
     DenseVector,
     IndexSpec,
@@ -78,7 +78,8 @@ class Hit:
         return str(self.point.id)
 
 
-def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
+def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool,
+             numbers_exact: bool) -> Point:
     meta = {k: list(v) if isinstance(v, tuple) else v for k, v in record.metadata.items()}
     payload: dict[str, Any] = {naming.NAMESPACE: namespace, naming.ID: record.id,
                                naming.META: meta, naming.REVISION: naming.revision()}
@@ -88,6 +89,8 @@ def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: 
         shadow = {k: naming.bool_text(v) for k, v in meta.items() if isinstance(v, bool)}
         if shadow:
             payload[naming.BOOLS] = shadow
+    if not numbers_exact:
+        payload.update(numbers.payload_keys(meta))
     dense = record.vector.tolist()
     vectors: dict[str, VectorValue] = {naming.DENSE: dense}
     if index.metric == "cosine":
@@ -111,8 +114,12 @@ def vector_names(index: IndexSpec) -> list[str]:
 
 
 def metadata_of(payload: Mapping[str, Any]) -> dict[str, MetadataValue]:
-    return {key: tuple(value) if type(value) is list else value
-            for key, value in (payload.get(naming.META) or {}).items()}
+    metadata = {key: tuple(value) if type(value) is list else value
+                for key, value in (payload.get(naming.META) or {}).items()}
+    for key, value in metadata.items():
+        if type(value) is float:  # exact where the engine keeps order keys (Edge)
+            metadata[key] = numbers.read_float(value, payload, key)
+    return metadata
 
 
 def document_of(payload: Mapping[str, Any]) -> str | None:

@@ -20,10 +20,12 @@ BACKEND = "qdrant"
 
 
 def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool,
-                  engine: str) -> Explanation:
+                  numbers_exact: bool, engine: str) -> Explanation:
     options = search_options(request)
-    flt = scoped(request.namespace, request.filter, bools_native=bools_native)
-    user_filter = compile_filter(request.filter, bools_native=bools_native)
+    flt = scoped(request.namespace, request.filter, bools_native=bools_native,
+                 numbers_exact=numbers_exact)
+    user_filter = compile_filter(request.filter, bools_native=bools_native,
+                                 numbers_exact=numbers_exact)
     depth = first_depth(request.top_k, request.sparse is None)
     searches = []
     if request.vector is not None:

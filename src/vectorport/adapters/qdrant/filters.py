@@ -23,6 +23,11 @@ Why the mapping is exact:
   scalars (a scalar matches only ``$all: [itself]``).
 - Booleans, on engines whose filters cannot match a JSON bool (``bools_native`` false),
   are matched on their string shadow under :data:`.naming.BOOLS`.
+- Numbers, on engines that do not keep floats exactly (``numbers_exact`` false: Qdrant
+  Edge), are compared on their order keys under :data:`.naming.NUMBERS` (see
+  :mod:`.numbers`): equality is both parts equal, ``> v`` is ``high > hv`` or (``high
+  == hv`` and ``low > lv``), and so on; a string or bool value has no key, so it meets
+  no number condition, as the contract's kind rule says.
 
 Refused with :class:`UnsupportedFeatureError` at compile time, before any I/O:
 
@@ -37,10 +42,11 @@ Refused with :class:`UnsupportedFeatureError` at compile time, before any I/O:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from vectorport.adapterkit import FilterCompiler, Memo
-from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant import naming, numbers
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
 
@@ -52,20 +58,28 @@ QdrantFilter = dict[str, Any]
 """A Qdrant filter or condition, as Qdrant's REST API spells it."""
 
 
-class _Compiler(FilterCompiler[QdrantFilter]):
-    """The compiler of one engine kind (JSON bools matched natively or through their
-    string shadows); memoised by the adapter kit. Compiled filters are shared: callers
-    must not change them."""
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How an engine's payload is matched: JSON bools natively or on their string
+    shadows, numbers on their values or on their order keys."""
 
-    def __init__(self, bools_native: bool) -> None:
+    bools_native: bool
+    numbers_exact: bool
+
+
+class _Compiler(FilterCompiler[QdrantFilter]):
+    """The compiler of one engine kind (its :class:`Dialect`); memoised by the adapter
+    kit. Compiled filters are shared: callers must not change them."""
+
+    def __init__(self, dialect: Dialect) -> None:
         super().__init__()
-        self.bools_native = bools_native
+        self.dialect = dialect
 
     def build(self, node: Filter) -> QdrantFilter:
-        return _wrap(_compile(node, self.bools_native))
+        return _wrap(_compile(node, self.dialect))
 
 
-_COMPILERS = {bools_native: _Compiler(bools_native) for bools_native in (True, False)}
+_COMPILERS = {Dialect(b, n): _Compiler(Dialect(b, n)) for b in (True, False) for n in (True, False)}
 
 
 class _AllEngines:
@@ -80,12 +94,13 @@ class _AllEngines:
 _cache = _AllEngines()
 
 
-def compile_filter(node: Filter | None, *, bools_native: bool) -> QdrantFilter | None:
+def compile_filter(node: Filter | None, *, bools_native: bool,
+                   numbers_exact: bool) -> QdrantFilter | None:
     """Qdrant's filter for ``node`` (``None``: everything). Results are memoised and
     shared: callers must not change them."""
     if node is None:
         return None
-    return _COMPILERS[bools_native].compile(node)
+    return _COMPILERS[Dialect(bools_native, numbers_exact)].compile(node)
 
 
 def _wrap(part: QdrantFilter) -> QdrantFilter:
@@ -95,21 +110,21 @@ def _wrap(part: QdrantFilter) -> QdrantFilter:
     return {"must": [part]}
 
 
-_SCOPED: Memo[tuple[str, bool, int], QdrantFilter] = Memo(1_024)
+_SCOPED: Memo[tuple[str, int], QdrantFilter] = Memo(1_024)
 """Scoped filters by namespace and compiled filter. Keyed by the compiled filter's
 ``id``, which is sound: the scoped filter holds the compiled one, so no other object
 takes that ``id`` while the entry lives."""
 
 
-def scoped(namespace: str, node: Filter | None, *, bools_native: bool) -> QdrantFilter:
+def scoped(namespace: str, node: Filter | None, *, bools_native: bool,
+           numbers_exact: bool) -> QdrantFilter:
     """The filter of an operation in ``namespace``: the tenant condition first (which
     Qdrant's tenant index answers), then the user's filter, ``{"must": [tenant,
     user]}``. Memoised and shared like :func:`compile_filter`'s results (callers must
     not change them): one object per (namespace, filter), whose engine objects the
     engines keep (:class:`SdkFilters`)."""
-    compiled = compile_filter(node, bools_native=bools_native)
-    return _SCOPED.get((namespace, bools_native, id(compiled)),
-                       lambda: _scope(namespace, compiled))
+    compiled = compile_filter(node, bools_native=bools_native, numbers_exact=numbers_exact)
+    return _SCOPED.get((namespace, id(compiled)), lambda: _scope(namespace, compiled))
 
 
 def _scope(namespace: str, compiled: QdrantFilter | None) -> QdrantFilter:
@@ -139,17 +154,17 @@ def namespace_condition(namespace: str) -> QdrantFilter:
     return {"key": naming.NAMESPACE, "match": {"value": namespace}}
 
 
-def _compile(node: Filter, bools_native: bool) -> QdrantFilter:
+def _compile(node: Filter, dialect: Dialect) -> QdrantFilter:
     if isinstance(node, Condition):
-        return _condition(node, bools_native)
+        return _condition(node, dialect)
     if isinstance(node, And):
-        return _join("must", [_compile(c, bools_native) for c in node.children])
+        return _join("must", [_compile(c, dialect) for c in node.children])
     if isinstance(node, Or):
-        return _join("should", [_compile(c, bools_native) for c in node.children])
+        return _join("should", [_compile(c, dialect) for c in node.children])
     if isinstance(node, Nor):
-        return {"must_not": [_compile(c, bools_native) for c in node.children]}
+        return {"must_not": [_compile(c, dialect) for c in node.children]}
     if isinstance(node, Not):
-        return {"must_not": [_compile(node.child, bools_native)]}
+        return {"must_not": [_compile(node.child, dialect)]}
     raise UnsupportedFeatureError(BACKEND, type(node).__name__)  # pragma: no cover
 
 
@@ -169,18 +184,39 @@ def _check_number(value: Scalar, op: str) -> None:
         )
 
 
-def _equals(field: str, value: Scalar, bools_native: bool, op: str) -> QdrantFilter:
+def _equals(field: str, value: Scalar, dialect: Dialect, op: str) -> QdrantFilter:
     if isinstance(value, bool):
-        if bools_native:
+        if dialect.bools_native:
             return {"key": naming.meta_key(field), "match": {"value": value}}
         return {"key": naming.bool_key(field), "match": {"value": naming.bool_text(value)}}
     if isinstance(value, str):
         return {"key": naming.meta_key(field), "match": {"value": value}}
     _check_number(value, op)
+    if not dialect.numbers_exact:
+        high, low = numbers.split(numbers.order_key(float(value)))
+        return {"must": [_match(naming.number_key(field, numbers.HIGH), high),
+                         _match(naming.number_key(field, numbers.LOW), low)]}
     return {"key": naming.meta_key(field), "range": {"gte": value, "lte": value}}
 
 
-def _condition(node: Condition, bools_native: bool) -> QdrantFilter:
+def _match(key: str, value: int) -> QdrantFilter:
+    return {"key": key, "match": {"value": value}}
+
+
+def _keyed_range(field: str, op: str, value: float) -> QdrantFilter:
+    """``field op value`` on the order keys: the high parts compare strictly, and where
+    they are equal the low parts compare with ``op`` itself."""
+    high, low = numbers.split(numbers.order_key(value))
+    high_key = naming.number_key(field, numbers.HIGH)
+    strict = "gt" if op in ("$gt", "$gte") else "lt"
+    return {"should": [
+        {"key": high_key, "range": {strict: high}},
+        {"must": [_match(high_key, high),
+                  {"key": naming.number_key(field, numbers.LOW), "range": {_RANGE_KEYS[op]: low}}]},
+    ]}
+
+
+def _condition(node: Condition, dialect: Dialect) -> QdrantFilter:
     field, op, value = node.field, node.op, node.value
     if op == "$exists":
         empty = {"is_empty": {"key": naming.meta_key(field)}}
@@ -193,22 +229,24 @@ def _condition(node: Condition, bools_native: bool) -> QdrantFilter:
                 "Qdrant's range condition compares numbers only",
             )
         _check_number(value, op)
+        if not dialect.numbers_exact:
+            return _keyed_range(field, op, float(value))
         return {"key": naming.meta_key(field), "range": {_RANGE_KEYS[op]: value}}
     if op in ("$eq", "$ne"):
         assert not isinstance(value, tuple)
-        equal = _equals(field, value, bools_native, op)
+        equal = _equals(field, value, dialect, op)
         return equal if op == "$eq" else {"must_not": [equal]}
     assert isinstance(value, tuple)
     values = list(dict.fromkeys((type(v), v) for v in value))
     items = [v for _, v in values]
     if op == "$all":
-        return _join("must", [_equals(field, v, bools_native, op) for v in items])
+        return _join("must", [_equals(field, v, dialect, op) for v in items])
     if isinstance(items[0], str):
         member: QdrantFilter = {"key": naming.meta_key(field), "match": {"any": items}}
     else:
-        member = _join("should", [_equals(field, v, bools_native, op) for v in items])
+        member = _join("should", [_equals(field, v, dialect, op) for v in items])
     return member if op == "$in" else {"must_not": [member]}
 
 
-__all__ = ["EXACT_NUMBER_LIMIT", "QdrantFilter", "SdkFilters", "compile_filter",
+__all__ = ["EXACT_NUMBER_LIMIT", "Dialect", "QdrantFilter", "SdkFilters", "compile_filter",
            "namespace_condition", "scoped"]

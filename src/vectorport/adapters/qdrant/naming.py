@@ -41,6 +41,11 @@ BOOLS = "_b"
 """On engines whose filters cannot match a JSON bool (the edge bindings turn
 ``MatchValue(True)`` into ``1``), boolean metadata values are also kept here as the
 strings ``"true"``/``"false"``, and boolean equality is matched on those."""
+NUMBERS = "_n"
+"""On engines that do not keep floats exactly (Qdrant Edge), every metadata number's
+order key in two top-level fields, ``_nh_<key>`` and ``_nl_<key>`` (see :mod:`.numbers`):
+number filters compare those, and floats are read back from them. Metadata keys live
+under :data:`META`, so these names meet no user key; no other reserved name starts so."""
 
 DENSE = "dense"
 RAW = "raw"
@@ -80,11 +85,26 @@ def bool_key(field: str) -> str:
     return f"{BOOLS}.{field}"
 
 
+def number_key(field: str, part: str) -> str:
+    return f"{NUMBERS}{part}_{field}"
+
+
+_HIGH_PREFIX = f"{NUMBERS}h_"
+
+
+def is_number_key(payload_field: str) -> bool:
+    """Whether ``payload_field`` holds the high part of a number's order key (the part
+    Edge indexes: a condition on the low part is only read where the high parts are
+    equal, a handful of points)."""
+    return payload_field.startswith(_HIGH_PREFIX)
+
+
 def bool_text(value: bool) -> str:
     return "true" if value else "false"
 
 
 __all__ = [
-    "BOOLS", "DENSE", "DOCUMENT", "ID", "META", "NAMESPACE", "POINT_ID_NAMESPACE", "RAW", "REVISION",
-    "SPARSE", "SPEC_KEY", "bool_key", "bool_text", "meta_key", "point_id", "revision",
+    "BOOLS", "DENSE", "DOCUMENT", "ID", "META", "NAMESPACE", "NUMBERS", "POINT_ID_NAMESPACE", "RAW",
+    "REVISION", "SPARSE", "SPEC_KEY", "bool_key", "bool_text", "is_number_key", "meta_key",
+    "number_key", "point_id", "revision",
 ]

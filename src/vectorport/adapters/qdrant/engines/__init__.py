@@ -28,6 +28,9 @@ class Engine(Protocol):
     mode", "Qdrant Edge"."""
     bools_native: bool
     """Filters can match a JSON bool (else :data:`..naming.BOOLS` shadows are used)."""
+    numbers_exact: bool
+    """Payload floats are kept, read and compared exactly (else every metadata number
+    also has its order key under :data:`..naming.NUMBERS`, see :mod:`..numbers`)."""
     applies_hints: bool
     """``hnsw_ef`` and ``exact`` reach an HNSW search (local mode is brute force)."""
     max_request_bytes: int | None

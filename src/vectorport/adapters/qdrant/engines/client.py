@@ -123,6 +123,7 @@ class ClientEngine:
     """qdrant-client against a server, or in local mode."""
 
     bools_native = True
+    numbers_exact = True
 
     def __init__(self, client: QdrantClient, *, local: bool, name: str,
                  lock: threading.RLock | None = None,

@@ -9,8 +9,11 @@ first, so a folder without it is no index.
 What differs from a server: the Python bindings turn a ``bool`` given to
 ``MatchValue`` into an int (``MatchValue(True).value == 1``), so filters cannot match
 JSON bools; the adapter matches them on string shadows instead (``bools_native``
-false, see :mod:`..naming`). Every update is applied before ``update`` returns, so
-reads are strong.
+false, see :mod:`..naming`). Payload floats come back, and are compared, up to two
+units in the last place off (a parser that is not correctly rounded): numbers are
+compared, and floats read, on their order keys (``numbers_exact`` false, see
+:mod:`..numbers`). Every update is applied before ``update`` returns, so reads are
+strong.
 
 One process opens a shard at a time (its WAL is locked): every connection of the
 process to the same folder shares one open shard, kept open until the last of them
@@ -29,7 +32,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from vectorport.adapters.qdrant import naming
+from vectorport.adapters.qdrant import naming, numbers
 from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue, VectorValue, hit_of
 from vectorport.adapters.qdrant.engines.tenants import Reader, Tenants, leading_namespace
 from vectorport.adapters.qdrant.errors import TRANSLATOR, translated
@@ -44,6 +47,12 @@ from vectorport.core.errors import (
 from vectorport.core.types import SparseVector
 
 SPEC_FILE = "vectorport.json"
+LAYOUT_FILE = "vectorport.layout"
+LAYOUT = "2"
+"""The payload layout of the shards this module writes: 2 keeps every metadata number's
+order key (:data:`..naming.NUMBERS`). A shard without the file was written before
+(layout 1) and gets the keys when it is first opened (:func:`_add_number_keys`)."""
+_MIGRATION_PAGE = 1_000
 OPTIMIZE_EVERY = 10_000
 """Points written (or deleted) between two runs of the optimizers, by default."""
 SHARD_DIR = "shard"
@@ -96,6 +105,40 @@ def _hnsw(m: int, layout: CollectionLayout) -> Any:
     )
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _index_number_key(shard: Any, key: str) -> None:
+    """An integer index (lookups and ranges) on an order-key field: number conditions
+    then read the index instead of every point's payload (a top-10 query with one range
+    condition over 2,000 points: ≈ 0.18 ms against 2.5–8 ms unindexed)."""
+    shard.update(qe.UpdateOperation.create_field_index(
+        key, qe.IntegerIndexParams(lookup=True, range=True)))
+
+
+def _add_number_keys(shard: Any) -> None:
+    """Give every point of a layout-1 shard the order keys of its metadata numbers
+    (computed from the values Edge reads back, so that its filters and reads agree).
+    Runs once, under the process lock, before the shard is shared: no other writer."""
+    offset = None
+    indexed = set(shard.info().payload_schema)
+    while True:
+        points, offset = shard.scroll(qe.ScrollRequest(
+            offset=offset, limit=_MIGRATION_PAGE, with_payload=True, with_vector=False))
+        for point in points:
+            keys = numbers.payload_keys((point.payload or {}).get(naming.META) or {})
+            if keys:
+                shard.update(qe.UpdateOperation.set_payload([point.id], keys))
+                for key in keys.keys() - indexed:
+                    _index_number_key(shard, key)
+                    indexed.add(key)
+        if offset is None:
+            return
+
+
 _PROCESS_LOCK = threading.RLock()
 """Guards :data:`_OPEN`, folder changes and writes of every Edge engine in the process."""
 
@@ -110,6 +153,8 @@ class _Open:
     """Points written since the optimizers last ran."""
     tenants: Tenants = field(default_factory=lambda: Tenants(_PROCESS_LOCK))
     """The namespaces of the shard, while it is open here (its single owner)."""
+    indexed: set[str] = field(default_factory=set)
+    """The payload fields with an index (read when the shard is opened)."""
 
 
 _OPEN: dict[str, _Open] = {}
@@ -125,6 +170,7 @@ class EdgeEngine:
 
     name = "Qdrant Edge"
     bools_native = False
+    numbers_exact = False
     applies_hints = True
     max_request_bytes: int | None = None
 
@@ -168,7 +214,14 @@ class EdgeEngine:
                         ) from exc
                     with translated("load", name):
                         raise
+                layout = self._folder(name) / LAYOUT_FILE
+                if not layout.is_file():
+                    with translated("load", name):
+                        _add_number_keys(shard)
+                    _write_atomically(layout, LAYOUT)
                 entry = _OPEN[key] = _Open(shard)
+                with translated("load", name):
+                    entry.indexed.update(shard.info().payload_schema)
             entry.holders.add(self._token)
             return entry
 
@@ -203,10 +256,15 @@ class EdgeEngine:
         return read
 
     def _adding(self, name: str, shard: Any, points: Sequence[Point]) -> None:
-        """Record the namespaces of ``points`` before they are written (under the
-        writers' lock)."""
-        self._entry(name).tenants.writing(
+        """Record the namespaces of ``points`` before they are written, and index the
+        order keys of metadata numbers not seen before (under the writers' lock)."""
+        entry = self._entry(name)
+        entry.tenants.writing(
             name, {str(p.payload[naming.NAMESPACE]) for p in points}, self._namespaces(name, shard))
+        for key in {k for p in points for k in p.payload
+                    if naming.is_number_key(k) and k not in entry.indexed}:
+            _index_number_key(shard, key)
+            entry.indexed.add(key)
 
     # -- collections ----------------------------------------------------------------
 
@@ -241,9 +299,8 @@ class EdgeEngine:
                     qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers))
                 shard.update(qe.UpdateOperation.create_field_index(
                     naming.NAMESPACE, qe.KeywordIndexParams(is_tenant=True)))
-                tmp = folder / (SPEC_FILE + ".tmp")
-                tmp.write_text(spec_json, encoding="utf-8")
-                tmp.replace(folder / SPEC_FILE)
+                _write_atomically(folder / LAYOUT_FILE, LAYOUT)
+                _write_atomically(folder / SPEC_FILE, spec_json)
             except BaseException:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
