@@ -10,6 +10,7 @@ from vectorport.extras import require_testing
 require_testing("the conformance suite (vectorport.conformance)")
 
 from vectorport.conformance.dataset import FILTER_CASES, HOSTILE_FIELD_NAMES, HOSTILE_STRINGS
+from vectorport.conformance.precision import PrecisionTests
 from vectorport.conformance.protocols import NavigableConformance, PatchableConformance
 from vectorport.conformance.reference import reference_query
 from vectorport.conformance.scanning import ScanTests
@@ -37,6 +38,7 @@ __all__ = [
     "NavigableConformance",
     "OptionTests",
     "PatchableConformance",
+    "PrecisionTests",
     "ScanTests",
     "ScoreTests",
     "SparseTests",

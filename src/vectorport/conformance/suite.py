@@ -75,6 +75,7 @@ from vectorport.conformance.dataset import (
 )
 from vectorport.conformance.differential import DifferentialTests
 from vectorport.conformance.limits import DeclaredLimitTests, HostileTextTests
+from vectorport.conformance.precision import PrecisionTests
 from vectorport.conformance.reference import reference_query
 from vectorport.conformance.robustness import ConcurrencyTests, HostileInputTests
 from vectorport.conformance.scanning import ScanTests
@@ -691,6 +692,7 @@ _mark_tests(HostileTextTests, HOSTILE)
 _mark_tests(DeclaredLimitTests, BAD_INPUT)
 _mark_tests(ConcurrencyTests, CONCURRENCY)
 _mark_tests(DifferentialTests, DIFFERENTIAL)
+_mark_tests(PrecisionTests, CRUD)
 
 
 class ConformanceSuite(
@@ -708,5 +710,6 @@ class ConformanceSuite(
     ScanTests,
     HostileTextTests,
     DeclaredLimitTests,
+    PrecisionTests,
 ):
     """The whole suite. Subclass it (name the subclass ``Test…``) and provide ``store``."""

@@ -85,6 +85,7 @@ from vectorport.adapters.chroma.dropping import clear_collection, drop_collectio
 from vectorport.adapters.chroma.errors import chroma_errors, is_already_exists, is_not_found
 from vectorport.adapters.chroma.explain import ChromaQuery, explain_query, prepare_query
 from vectorport.adapters.chroma.filters import CompiledFilter, compile_filter
+from vectorport.adapters.chroma.floats import refuse_inexact_operands
 from vectorport.adapters.chroma.layout import CURRENT, layout_of
 from vectorport.adapters.chroma.locking import WriteLock
 from vectorport.adapters.chroma.naming import (
@@ -292,6 +293,7 @@ class ChromaAdapter:
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
     ) -> None:
         compiled = compile_filter(filter) if ids is None else None
+        self._check_numbers(filter)
         with chroma_errors("delete"):
             collection = self._data(index, namespace, create=False)
             if collection is None:
@@ -371,6 +373,7 @@ class ChromaAdapter:
         exact over an unchanging collection; a record replaced during a scan moves to
         the end and may be seen twice, one deleted may shift a neighbour out of view."""
         compiled = compile_filter(filter)
+        self._check_numbers(filter)
         offset = int(cursor) if cursor is not None else 0
         with chroma_errors("scan"):
             collection = self._data(index, namespace, create=False)
@@ -385,6 +388,7 @@ class ChromaAdapter:
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         compiled = compile_filter(filter)
+        self._check_numbers(filter)
         with chroma_errors("count"):
             collection = self._data(index, namespace, create=False)
             if collection is None or compiled.matches_nothing:
@@ -398,6 +402,12 @@ class ChromaAdapter:
         with chroma_errors("list_namespaces"):
             self._catalog(index.name)
             return [ns for ns, c in self._data_collections(index.name).items() if c.count()]
+
+    def _check_numbers(self, node: Filter | None) -> None:
+        """Refuse, before any request, a filter number the engine would parse as
+        another (a Chroma server: see :mod:`.floats`)."""
+        if node is not None and not self._connection.exact_filter_numbers:
+            refuse_inexact_operands(node)
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         assert request.vector is not None  # the facade refuses sparse queries here
@@ -415,6 +425,7 @@ class ChromaAdapter:
     def _query(self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix,
                operation: str) -> list[list[Match]]:
         prepared = prepare_query(request)  # explain builds the same
+        self._check_numbers(request.filter)
         if prepared.compiled.matches_nothing:
             return [[] for _ in range(len(vectors))]
 

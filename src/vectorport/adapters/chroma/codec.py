@@ -31,6 +31,7 @@ from vectorport.adapterkit import (
     read_only_float32,
     score_from_distance,
 )
+from vectorport.adapters.chroma import floats
 
 RESERVED_PREFIX = "vectorport:"
 NODOC_FIELD = "vectorport:nodoc"
@@ -42,9 +43,13 @@ def decode_metadata(stored: Mapping[str, Any] | None) -> dict[str, MetadataValue
     """User metadata in canonical form from what Chroma returned."""
     if not stored:
         return {}
-    return {key: tuple(value) if isinstance(value, list) else value  # on every match
-            for key, value in stored.items()
-            if value is not None and not key.startswith(RESERVED_PREFIX)}
+    metadata = {key: tuple(value) if isinstance(value, list) else value  # on every match
+                for key, value in stored.items()
+                if value is not None and not key.startswith(RESERVED_PREFIX)}
+    exact = stored.get(floats.EXACT_FIELD)
+    if exact is not None:
+        floats.restore(metadata, exact)
+    return metadata
 
 
 def replacing(new: ChromaMetadata, old: Mapping[str, Any] | None) -> ChromaMetadata | None:

@@ -53,6 +53,9 @@ class Connection:
     """A printable, credential-free description (the redacted URL)."""
     cleanup: list[Callable[[], None]] = field(default_factory=list)
     """Steps for ``close``, run last-added first."""
+    exact_filter_numbers: bool = True
+    """The engine takes ``where`` numbers exactly (false for a server: see
+    :mod:`.floats`)."""
 
     def close(self) -> None:
         while self.cleanup:
@@ -114,7 +117,9 @@ def connect(url: ConnectionURL) -> Connection:
                         "client; a stalled server may hold calls indefinitely")
         return client
 
-    return _open(url, make)
+    connection = _open(url, make)
+    connection.exact_filter_numbers = False
+    return connection
 
 
 def _open(url: ConnectionURL, make: Callable[[], ClientAPI]) -> Connection:

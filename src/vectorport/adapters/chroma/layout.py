@@ -1,7 +1,8 @@
 """How a record's keys and number kinds are kept beside its metadata, for the filters.
 
 Chroma stores ``str``, ``int``, ``float``, ``bool`` and lists exactly, so user metadata
-goes in unchanged and reads back with its kinds intact. What Chroma's ``where`` lacks is
+goes in unchanged and reads back with its kinds intact (floats it would read back
+inexactly also in ``vectorport:exact``, see :mod:`.floats`). What Chroma's ``where`` lacks is
 the filter compiler's business (:mod:`.filters`): it has no ``$exists``, and it compares
 an int field with a float operand (or a float field with a big int operand) inexactly,
 so an exact comparison must know the stored kind. Both facts are kept in reserved list
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from vectorport.adapterkit import MetadataValue
+from vectorport.adapters.chroma import floats
 
 LAYOUT_KEY = "vectorport:layout"
 """Data collection metadata: the records' layout version (absent: the lists layout)."""
@@ -96,6 +98,7 @@ class KindsLayout:
                 kinds.append(key)
         if kinds:
             out[KINDS_FIELD] = kinds
+        _keep_floats(out, metadata)
         return out
 
     def has_key(self, field: str, present: bool) -> Where:
@@ -135,6 +138,7 @@ class ListsLayout:
             out[INTS_FIELD] = sorted(ints)
         if floats:
             out[FLOATS_FIELD] = sorted(floats)
+        _keep_floats(out, metadata)
         return out
 
     def has_key(self, field: str, present: bool) -> Where:
@@ -143,6 +147,12 @@ class ListsLayout:
     def holds(self, field: str, kind: NumberKind, yes: bool) -> Where:
         lists = INTS_FIELD if kind == "int" else FLOATS_FIELD
         return {lists: {"$contains" if yes else "$not_contains": field}}
+
+
+def _keep_floats(out: ChromaMetadata, metadata: Mapping[str, MetadataValue]) -> None:
+    exact = floats.exact_field(metadata)
+    if exact is not None:
+        out[floats.EXACT_FIELD] = exact
 
 
 KINDS = KindsLayout()
