@@ -24,7 +24,12 @@ from hypothesis import strategies as st
 
 import vectorport
 from vectorport.adapters.chroma import naming
-from vectorport.adapters.chroma.written import DOCUMENTS_KEY, WRITTEN_KEY, written_of
+from vectorport.adapters.chroma.written import (
+    DOCUMENTS_KEY,
+    MAX_CLEARED_PER_RECORD,
+    WRITTEN_KEY,
+    written_of,
+)
 from vectorport.core.filters import matches, parse_filter
 from vectorport.core.store import Index, Store
 
@@ -105,6 +110,18 @@ def test_upserts_replace_without_reading(store: Store, monkeypatch: pytest.Monke
     known = written_of(data_collection(index).metadata)
     assert known is not None and not known.documents
     assert known.keys == {"s", "n", "t", "f", "b", "vectorport:kinds"}
+
+
+def test_a_batch_that_would_clear_many_keys_reads_instead(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = new_index(store)
+    many = {f"k{i}": i for i in range(MAX_CLEARED_PER_RECORD + 4)}
+    index.upsert([("a", VECTOR, many), ("b", VECTOR, {"n": 1})])
+    reads = Reads(monkeypatch)
+    index.upsert([("a", VECTOR, {}), ("b", VECTOR, {"s": "x"})])  # 21 + 21 None: too many
+    assert reads.count == 1
+    monkeypatch.undo()
+    check(index, {"a": {}, "b": {"s": "x"}})
 
 
 def test_a_document_turns_the_read_back_on(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
