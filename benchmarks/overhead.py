@@ -358,9 +358,12 @@ def _chroma(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         yield _paired(index, batches, raw_query, raw_upsert,
                       notes=("chroma: the adapter remembers its collection handle (looked up "
                    "again only when it has gone stale), asks for top_k + 1 neighbours to see "
-                   "ties at the cut, and reads the stored metadata before each upsert so that "
-                   "an upsert replaces a record (Chroma's own upsert merges metadata keys); "
-                   "the raw upsert merges",),)
+                   "ties at the cut, returns documents, and keeps one reserved list "
+                   "(vectorport:kinds) per record for exact $exists and number ranges; an "
+                   "upsert replaces a record (Chroma's own upsert merges metadata keys) by "
+                   "sending None for every key the collection lists as ever written that "
+                   "the new record lacks, after looking the list up afresh under the write "
+                   "lock (no read of the stored records); the raw upsert merges",),)
     finally:
         with contextlib.suppress(Exception):
             client.delete_collection("raw_overhead")

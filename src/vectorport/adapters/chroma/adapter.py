@@ -17,10 +17,12 @@ created on the first write. Deleting an index drops the catalog first, so the in
 gone at once; data left by an interrupted delete is purged when the name is reused.
 
 **Upsert replaces.** Chroma's ``upsert`` merges metadata keys into the stored record and
-keeps a stored document when none is given. The adapter reads the stored metadata of
-the batch's ids first, then upserts the new metadata with every other stored key set to
-``None`` (Chroma's way to delete a key), in one atomic upsert, so a failure (or a
-SIGKILL) leaves the old or the new records, never a mix and never none. A record whose
+keeps a stored document when none is given. The adapter upserts the new metadata with
+every other stored key set to ``None`` (Chroma's way to delete a key), in one atomic
+upsert, so a failure (or a SIGKILL) leaves the old or the new records, never a mix and
+never none. Which keys are stored it knows from the collection's list of every key ever
+written (:mod:`.written`), or, for collections without one (written before) or that
+have held a document, by reading the stored metadata of the batch's ids first. A record whose
 stored document must go (the new record has none) is written with the empty document
 and the ``vectorport:nodoc`` flag in that same upsert, since Chroma cannot clear a
 document (:mod:`.codec`). The read and the write of ``upsert`` and ``patch`` hold a
@@ -46,7 +48,7 @@ import heapq
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 from chromadb.api.models.Collection import Collection
@@ -98,6 +100,7 @@ from vectorport.adapters.chroma.options import (
     check_index_spec,
     collection_configuration,
 )
+from vectorport.adapters.chroma.written import extend, replace, written_of
 
 CHUNK = 1_000
 """Ids per ``get``/``delete`` call, well under Chroma's batch limit."""
@@ -271,7 +274,17 @@ class ChromaAdapter:
     def _upsert(self, collection: Collection | None, records: Sequence[Record]) -> None:
         assert collection is not None
         with self._lock.held():  # read and write as one step (see .locking)
-            _replace(collection, records)
+            replace(self._current(collection), records)
+
+    def _current(self, collection: Collection) -> Collection:
+        """``collection`` as stored now, for a writer holding the lock: its list of
+        written keys (:mod:`.written`) may have grown in another process since the
+        handle was kept. Not found raises, so :meth:`_using` looks it up afresh."""
+        if written_of(collection.metadata) is None:
+            return collection  # no list to keep current
+        fresh = self._client.get_collection(collection.name, embedding_function=None)
+        self._handles[collection.name] = fresh
+        return fresh
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
@@ -284,7 +297,7 @@ class ChromaAdapter:
             def load(collection: Collection | None) -> None:
                 assert collection is not None
                 with self._lock.held():
-                    bulk.load(collection, records, size, _replace,
+                    bulk.load(self._current(collection), records, size, replace,
                               locked_out=self._sole_writer)
 
             self._using(index, namespace, True, load)
@@ -321,6 +334,7 @@ class ChromaAdapter:
             if collection is None:
                 return False
             with self._lock.held():  # read and write as one step (see .locking)
+                collection = self._current(collection)
                 # Chroma computes embeddings for new documents unless given some, so a
                 # document-only patch sends the stored vector back
                 needs_vector = patch.document is not None and patch.vector is None
@@ -336,6 +350,9 @@ class ChromaAdapter:
                 if patch.document is None and old and old.get(NODOC_FIELD):
                     new[NODOC_FIELD] = True  # the document stays removed
                 changes = replacing(new, old)
+                known = written_of(collection.metadata)
+                if known is not None:
+                    extend(collection, known, [new], patch.document is not None)
                 collection.update(
                     ids=[patch.id],
                     embeddings=(np.asarray(stored["embeddings"], dtype=np.float32)[:1]
@@ -487,32 +504,6 @@ def _at_or_above_cut(hits: list[Hit], top_k: int) -> list[Hit]:
         return hits
     cut = heapq.nlargest(top_k, (h[0] for h in hits))[-1]
     return [h for h in hits if not h[0] < cut]
-
-
-def _replace(collection: Collection, records: Sequence[Record]) -> None:
-    """Upsert ``records`` so that each wholly replaces its stored version; the caller
-    holds the write lock."""
-    ids = [r.id for r in records]
-    encode = layout_of(collection.metadata).encode
-    stored = collection.get(ids=ids, include=["metadatas", "documents"])
-    old_metadata = dict(zip(stored["ids"], stored["metadatas"] or [], strict=False))
-    old_document = dict(zip(stored["ids"], stored["documents"] or [], strict=False))
-    metadatas: list[Any] = []
-    documents: list[str | None] = []
-    for r in records:
-        new, document = encode(r.metadata), r.document
-        if document is None and old_document.get(r.id) is not None:
-            # Chroma cannot clear a document: a flagged empty one, in this
-            # same write, so no crash can leave the record half-replaced
-            new[NODOC_FIELD], document = True, ""
-        metadatas.append(replacing(new, old_metadata.get(r.id)))
-        documents.append(document)
-    collection.upsert(
-        ids=ids,
-        embeddings=np.stack([r.vector for r in records]),
-        metadatas=metadatas if any(m is not None for m in metadatas) else None,
-        documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
-    )
 
 
 def _for_records(compiled: CompiledFilter, filter: Filter | None,

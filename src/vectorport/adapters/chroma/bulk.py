@@ -30,6 +30,7 @@ from vectorport.adapterkit import Record, batches
 from vectorport.adapterkit.bulk import send_chunks
 from vectorport.adapters.chroma.errors import chroma_errors
 from vectorport.adapters.chroma.layout import layout_of
+from vectorport.adapters.chroma.written import extend, written_of
 
 
 def upsert_new(collection: Collection, records: Sequence[Record], *,
@@ -39,6 +40,9 @@ def upsert_new(collection: Collection, records: Sequence[Record], *,
     encode = layout_of(collection.metadata).encode
     metadatas = [encode(r.metadata) or None for r in records]
     documents = [r.document for r in records]
+    known = written_of(collection.metadata)
+    if known is not None:  # the keys listed before they are written (see .written)
+        extend(collection, known, metadatas, any(d is not None for d in documents))
     write = collection.add if add else collection.upsert
     write(
         ids=[r.id for r in records],

@@ -28,6 +28,7 @@ from vectorport.adapterkit import (
     Metric,
     QueryRequest,
     Record,
+    match_of,
     read_only_float32,
     score_from_distance,
 )
@@ -114,8 +115,8 @@ class QueryRow:
         if include.documents and self.documents is not None:
             document = document_of(self.documents[i],
                                    self.metadatas[i] if self.metadatas is not None else None)
-        return Match(id=self.ids[i], score=score, metadata=metadata, vector=vector,
-                     document=document)
+        # match_of: the same frozen Match in a third of the dataclass __init__'s time
+        return match_of(self.ids[i], score, metadata, vector, None, document)
 
 
 def records_of(result: Any) -> list[Record]:

@@ -9,7 +9,10 @@ show up in ``get`` and match ``where`` clauses. Deleting the records themselves 
 removes their list metadata correctly, so that is what vectorport does before it drops
 a collection (``delete_index``, ``delete_namespace``, closing a ``chroma+memory://``
 store). Collections dropped by other Chroma clients can still leave such rows; writing
-a record again through vectorport removes any key it did not write.
+a record again through vectorport removes any key it did not write where the upsert
+reads first (collections of earlier versions, or that have held a document). Where it
+does not (:mod:`.written`), a key no vectorport writer listed stays until the record is
+deleted (which removes its list rows) and written again.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vectorport.adapterkit import IndexSpec
+from vectorport.adapters.chroma import written
 from vectorport.adapters.chroma.layout import CURRENT, LAYOUT_KEY
 
 CATALOG_SUFFIX = ".vp"
@@ -116,7 +117,7 @@ def catalog_metadata(spec: IndexSpec) -> dict[str, Any]:
 def data_metadata(index: str, namespace: str) -> dict[str, Any]:
     """A new data collection's metadata, with the layout its records are written in."""
     return {KIND_KEY: "namespace", INDEX_KEY: index, NAMESPACE_KEY: namespace,
-            LAYOUT_KEY: CURRENT.version}
+            LAYOUT_KEY: CURRENT.version, **written.initial()}
 
 
 def is_catalog(metadata: Mapping[str, Any] | None) -> bool:

@@ -398,8 +398,7 @@ class PgvectorAdapter:
             cur = conn.reader()
             if settings:
                 with conn.transaction():
-                    for name, value in settings:
-                        conn.execute(SET_LOCAL, (name, value))
+                    conn.execute(*schema.set_locals(settings))
                     rows = cur.execute(stmt.sql, stmt.params).fetchall()
             else:
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
@@ -547,8 +546,7 @@ class PgvectorAdapter:
             cur = conn.cursor(binary=True)
             if settings:
                 async with conn.transaction():
-                    for name, value in settings:
-                        await conn.execute(SET_LOCAL, (name, value))
+                    await conn.execute(*schema.set_locals(settings))
                     await cur.execute(stmt.sql, stmt.params)
                     rows = await cur.fetchall()
             else:

@@ -23,6 +23,7 @@ ANN index, so old data stays readable with no manual step.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from psycopg import sql
@@ -175,6 +176,17 @@ def rename_index(names: Names, old: str, new: str) -> sql.Composed:
 
 SET_LOCAL = sql.SQL("SELECT set_config(%s, %s, true)")
 """``SET LOCAL`` with a bound value: lasts until the end of the current transaction."""
+
+
+@lru_cache(maxsize=16)
+def _set_locals(count: int) -> sql.SQL:
+    return sql.SQL("SELECT " + ", ".join(["set_config(%s, %s, true)"] * count))
+
+
+def set_locals(settings: tuple[tuple[str, str], ...]) -> tuple[sql.SQL, tuple[str, ...]]:
+    """Every ``SET LOCAL`` of ``settings`` in one statement (one round trip, not one a
+    setting): a query with ``ef``, ``probes`` and iterative-scan options sent five."""
+    return _set_locals(len(settings)), tuple(part for pair in settings for part in pair)
 
 
 # -- the catalog's copy of a spec ------------------------------------------------------
