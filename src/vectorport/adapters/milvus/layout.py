@@ -23,7 +23,21 @@ One collection per index, with these fields:
             its smallest and largest element (``<:name``, ``>:name``; ``=:name`` when
             they are equal), so that "some element > v" is "largest > v"; and
             ``#z``, the indices of zero weights of the sparse vector; on milvus-lite 2,
-            ``#d`` (true) when the record has a document.
+            ``#d`` (true) when the record has a document. In collections of
+            :data:`BOUNDS_IN_META` layout (below) only sparse indexes have it, for ``#z``.
+
+**Layouts.** Collections are marked with the collection property
+:data:`LAYOUT_PROPERTY`. Without it (every collection made before the marker, and
+every collection on milvus-lite 2, which keeps no properties) the list bounds are in
+``aux``, as above. With :data:`BOUNDS_IN_META` they are in ``meta``, beside the lists,
+and a dense index has no ``aux`` field: pymilvus packing and milvus-lite storing a second
+JSON field per row was about a tenth of an upsert's process CPU. One JSON value is at
+most :data:`JSON_MAX_BYTES`, and a list's bounds can double its size, so a record whose
+``meta`` with its bounds would pass that limit (only possible with list elements of tens
+of KiB) stores each list as ``[smallest, largest, the rest in order]`` with the positions
+of those two in the user's list under ``o:name`` (a one-element list: just ``u:name``),
+so the bounds are the list's first two elements, read by filters as
+``meta["l:name"][0]`` and ``[1]``, at the cost of a few bytes.
 ``doc``     VARCHAR, nullable: the document, out of reach of metadata and filters.
             milvus-lite 2 refuses nullable fields: there ``doc`` holds ``""`` when
             there is no document, and ``aux["#d"]`` tells ``""`` from no document.
@@ -67,6 +81,12 @@ KINDS = (STRING, LIST, NUMBER, BOOL)
 LIST_MIN, LIST_MAX, LIST_ONLY = "<", ">", "="
 ZERO_WEIGHTS = "#z"
 DOCUMENT_PRESENT = "#d"
+ORDER, UNIT = "o", "u"
+"""Tags of a list stored with its bounds first (see the module docstring)."""
+
+LAYOUT_PROPERTY = "vectorport.layout"
+BOUNDS_IN_META = "2"
+"""The :data:`LAYOUT_PROPERTY` of collections that keep list bounds in ``meta``."""
 
 
 _LOW_END = 0x0E
@@ -146,6 +166,79 @@ def encode_metadata(
     return meta, aux
 
 
+def encode_metadata_with_bounds(metadata: Mapping[str, MetadataValue]) -> bytes:
+    """The ``meta`` JSON (UTF-8 bytes, as Milvus stores and measures it) of a record in a
+    :data:`BOUNDS_IN_META` collection: the tagged values and each list's bounds, or, when
+    that would pass :data:`JSON_MAX_BYTES`, each list with its bounds first."""
+    import orjson
+
+    meta: dict[str, Any] = {}
+    lists = False
+    for name, value in metadata.items():
+        kind = type(value)
+        if kind is bool:
+            meta[BOOL + ":" + name] = value
+        elif kind is int or kind is float:
+            meta[NUMBER + ":" + name] = value
+        elif kind is str:
+            meta[STRING + ":" + name] = value
+        elif kind is tuple:
+            items: tuple[str, ...] = value  # type: ignore[assignment]
+            meta[LIST + ":" + name] = items
+            low, high = min(items), max(items)
+            lists = True
+            if low == high:
+                meta[LIST_ONLY + ":" + name] = low
+            else:
+                meta[LIST_MIN + ":" + name] = low
+                meta[LIST_MAX + ":" + name] = high
+        else:  # a subclass of a kind: the plain value, as encode_metadata stores it
+            return _with_bounds_slowly(metadata)
+    text = orjson.dumps(meta)
+    if lists and len(text) > JSON_MAX_BYTES:
+        return orjson.dumps(_bounds_first(metadata))
+    return text
+
+
+def _with_bounds_slowly(metadata: Mapping[str, MetadataValue]) -> bytes:
+    import orjson
+
+    meta, bounds = encode_metadata(metadata)
+    text = orjson.dumps({**meta, **bounds})
+    return orjson.dumps(_bounds_first(metadata)) if len(text) > JSON_MAX_BYTES else text
+
+
+def _bounds_first(metadata: Mapping[str, MetadataValue]) -> dict[str, Any]:
+    """``meta`` with every list stored as ``[smallest, largest, rest…]`` (see the module
+    docstring): no value twice, so it is no larger than ``meta`` without bounds plus a few
+    bytes per list."""
+    meta, _ = encode_metadata(metadata)
+    for name, value in metadata.items():
+        if isinstance(value, (str, bool, int, float)):
+            continue
+        items = [str(v) for v in value]
+        if len(items) == 1:
+            meta[tagged(UNIT, name)] = 1
+            continue
+        low = min(range(len(items)), key=items.__getitem__)
+        high = max(range(len(items)), key=items.__getitem__)
+        if high == low:  # all equal: any other position holds the same value
+            high = 1 if low == 0 else 0
+        rest = [v for i, v in enumerate(items) if i not in (low, high)]
+        meta[tagged(LIST, name)] = [items[low], items[high], *rest]
+        meta[tagged(ORDER, name)] = [low, high]
+    return meta
+
+
+def _in_user_order(stored: list[Any], order: list[Any]) -> list[Any]:
+    """A list stored bounds first, back in the user's order."""
+    low, high = int(order[0]), int(order[1])
+    items = list(stored[2:])
+    for position, value in sorted(((low, stored[0]), (high, stored[1]))):
+        items.insert(position, value)
+    return items
+
+
 def json_size(value: Mapping[str, Any]) -> int:
     """UTF-8 bytes of a JSON field's value, the measure of :data:`JSON_MAX_BYTES`."""
     return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
@@ -162,11 +255,15 @@ def decode_metadata(
 ) -> dict[str, MetadataValue]:
     """The user's metadata from a stored ``meta`` value (lists become tuples)."""
     out: dict[str, MetadataValue] = {}
-    for key, value in (meta or {}).items():
+    meta = meta or {}
+    for key, value in meta.items():
         kind, sep, name = key.partition(":")
         if not sep:
             continue
         if kind == LIST:
+            order = meta.get(ORDER + ":" + name)
+            if order is not None:  # stored bounds first (BOUNDS_IN_META, large lists)
+                value = _in_user_order(value, order)
             out[name] = tuple(decode_text(str(v)) if encoded else str(v) for v in value)
         elif kind == BOOL:
             out[name] = bool(value)
@@ -222,7 +319,9 @@ def decode_sparse(entity: Mapping[str, Any], zeros: list[int] | None) -> SparseV
 
 __all__ = [
     "AUX",
+    "BOUNDS_IN_META",
     "DOCUMENT",
+    "LAYOUT_PROPERTY",
     "META",
     "NAMESPACE",
     "PK",
@@ -232,6 +331,7 @@ __all__ = [
     "decode_sparse",
     "decode_text",
     "encode_metadata",
+    "encode_metadata_with_bounds",
     "encode_sparse",
     "encode_text",
     "make_pk",
