@@ -1,17 +1,20 @@
 """The two collection layouts of :mod:`vectorport.adapters.milvus.layout`, on milvus-lite.
 
-New collections keep list bounds in ``meta`` (marker ``vectorport.layout = "2"``, no
-``aux`` field for dense indexes); collections made before the marker keep them in
-``aux``. Covered here: a collection written in the old layout (by the adapter with new
-collections switched to the old layout, which is the old code path: bounds in ``aux``,
-no marker) is read, filtered, counted and written to by a fresh connection of the new
-code exactly as the oracle says; and records whose bounds do not fit beside their lists
-in one JSON value (stored bounds first) filter and round-trip exactly.
+New collections store each list bounds first in ``meta`` (marker
+``vectorport.layout = "2"``, no ``aux`` field for dense indexes); collections made before
+the marker keep the bounds in ``aux``. Covered here: lists of every shape, large ones
+included, filter and round-trip exactly; the stored ``meta`` stays within 4/3 of the
+metadata's JSON, so 40 KiB of metadata of the worst shape fits one 64 KiB JSON value; and
+a collection written in the old layout (by the adapter with new collections switched to
+the old layout, which is the old code path: bounds in ``aux``, no marker) is read,
+filtered, counted and written to by a fresh connection of the new code exactly as the
+oracle says.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,15 +47,15 @@ HIGH, LOW = "q" + "m" * 17_000, "b" + "m" * 16_500
 
 
 def _records() -> list[dict[str, Any]]:
-    """Lists of every shape: short, repeated, one element, and large ones whose bounds
-    cannot sit beside them in one 64 KiB JSON value."""
+    """Lists of every shape: short, repeated, one element, sorted or not, and large ones
+    whose bounds could not also sit beside them in one 64 KiB JSON value."""
     metadata: list[dict[str, Any]] = [
         {"t": ["b", "a", "c"], "n": 1},
         {"t": ["z"]},
         {"t": ["k", "k"], "s": "k"},
-        {"t": [BIG, "a" + BIG[:-2]]},  # two elements, bounds stored first
-        {"t": [HUGE]},  # one element, bounds stored first
-        {"t": ["k" * 3_000, HIGH, "c", LOW]},  # bounds first, from inside the list
+        {"t": [BIG, "a" + BIG[:-2]]},  # two elements, largest first
+        {"t": [HUGE]},  # one element
+        {"t": ["k" * 3_000, HIGH, "c", LOW]},  # the bounds from inside the list
         {"s": "m", "n": 2.5},
         {},
     ]
@@ -117,11 +120,34 @@ def test_large_lists_round_trip_in_their_order(
     for record in records:
         assert _same_metadata(dict(fetched[record["id"]].metadata), record["metadata"])
     client = index._adapter._client  # type: ignore[attr-defined]
-    stored = {row["pk"]: row["meta"] for row in client.query(
-        index.name, filter='pk in ["/r3", "/r4", "/r5"]', output_fields=["pk", "meta"])}
-    assert stored["/r3"]["o:t"] == [1, 0] and stored["/r4"]["u:t"] == 1  # bounds first
-    assert stored["/r5"]["l:t"] == [LOW, HIGH, "k" * 3_000, "c"]
-    assert stored["/r5"]["o:t"] == [3, 1] and "<:t" not in stored["/r5"]
+    stored = {row["pk"]: row["meta"]["l:t"] for row in client.query(
+        index.name, filter='pk in ["/r0", "/r2", "/r3", "/r4", "/r5"]',
+        output_fields=["pk", "meta"])}
+    assert stored["/r0"] == ["a", "c", "b", 1 * 3 + 2]  # smallest, largest, rest, i * n + j
+    assert stored["/r2"] == ["k", "k"]  # all equal: the user's order
+    assert stored["/r3"] == ["a" + BIG[:-2], BIG, 1 * 2 + 0]
+    assert stored["/r4"] == [HUGE]
+    assert stored["/r5"] == [LOW, HIGH, "k" * 3_000, "c", 3 * 4 + 1]
+
+
+def test_the_worst_shape_of_40_kib_fits_one_json_value(url: str) -> None:
+    """Many two-element lists in descending order (the most bytes of ``meta`` per byte
+    of metadata: the tag, the reordering int) and number fields of one-letter keys."""
+    lists = {f"k{i:04d}": ["x", ""] for i in range(2_300)}
+    numbers = {f"n{i}": 0 for i in range(100)}
+    metadata: dict[str, Any] = {**lists, **numbers}
+    size = len(json.dumps(metadata, separators=(",", ":")).encode())
+    assert 38_000 < size <= 40 * 1024
+    stored = len(layout.encode_metadata_bounds_first(
+        {k: tuple(v) if isinstance(v, list) else v for k, v in metadata.items()}))
+    assert stored <= size * 4 / 3 < layout.JSON_MAX_BYTES
+    with vectorport.connect(url) as store:
+        index = store.create_index(next(_names), _DIM, "cosine")
+        records = [{"id": "w", "vector": np.ones(_DIM, np.float32), "metadata": metadata}]
+        index.upsert(records)
+        assert _same_metadata(dict(index.fetch(["w"])["w"].metadata), metadata)
+        _check(index, records, {"k0007": {"$gte": "x"}})
+        _check(index, records, {"$not": {"k0007": {"$lt": "a"}}})
 
 
 @settings(max_examples=40, deadline=None,
@@ -163,3 +189,29 @@ def test_a_collection_of_the_old_layout_stays_readable(url: str,
         for raw in ({"t": "k"}, {"t": {"$in": ["z", "a"]}}, {"s": {"$exists": True}},
                     {"n": {"$gte": 1}}, {"t": {"$all": ["a", "b"]}}):
             _check(index, records, raw)
+
+
+# -- the stored form of a list, without the engine -----------------------------------
+
+_items = st.lists(st.text(st.characters(codec="utf-8"), max_size=3), min_size=1, max_size=8)
+
+
+@given(_items)
+def test_bounds_first_puts_the_bounds_first_and_comes_back(items: list[str]) -> None:
+    stored = layout.bounds_first(tuple(items))
+    assert stored[0] == min(items)
+    assert stored[1 if len(items) > 1 else 0] == max(items)
+    assert layout.in_user_order(stored) == items
+    assert sorted(v for v in stored if isinstance(v, str)) == sorted(items)
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9_]{0,3}", fullmatch=True), st.one_of(
+    _items.map(tuple), st.integers(-(2**63), 2**63 - 1), st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=4)), max_size=6))
+def test_meta_is_at_most_four_thirds_of_the_metadata(metadata: dict[str, Any]) -> None:
+    import orjson
+
+    plain = {k: list(v) if isinstance(v, tuple) else v for k, v in metadata.items()}
+    stored = layout.encode_metadata_bounds_first(metadata)
+    assert len(stored) <= len(orjson.dumps(plain)) * 4 / 3
+    assert layout.decode_metadata(orjson.loads(stored)) == metadata

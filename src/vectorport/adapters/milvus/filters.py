@@ -15,10 +15,9 @@ them, ``not`` is the exact complement and ``$and``/``$or``/``$nor``/``$not`` map
 
 Ranges over strings must match when *some element* of a list compares; that is the
 list's largest element for ``>``/``>=`` and its smallest for ``<``/``<=``, kept in
-``aux`` at write time, or, in collections of the :data:`.layout.BOUNDS_IN_META` layout,
-in ``meta`` (``bounds_in_meta=True``), where a record whose bounds did not fit has them
-as its list's first elements (``o:field`` marks such a list, ``u:field`` a
-one-element one): ``meta["l:field"][1]`` is then the largest and ``[0]`` the smallest.
+``aux`` at write time, or, in collections of the :data:`.layout.BOUNDS_IN_META` layout
+(``bounds_in_meta=True``), the list's own first elements: it is stored bounds first, so
+``meta["l:field"][0]`` is the smallest and ``[1]`` the largest.
 
 Every literal goes through :mod:`.escaping`. Nothing the adapter cannot express exactly
 is left: on the current engine line the compiler raises no ``UnsupportedFeatureError``
@@ -131,32 +130,31 @@ def _range(field: str, op: str, value: Scalar, negation: bool = True,
         return scalar
     # Some element of a list compares: its largest one for > and >=, smallest for < and <=.
     largest = op in ("$gt", "$gte")
+    if bounds_in_meta:
+        return _any([scalar, _bounds_first(field, symbol, value, largest, negation)])
     bound = layout.LIST_MAX if largest else layout.LIST_MIN
     parts = [scalar]
-    where = _meta if bounds_in_meta else _aux
     for key in (bound, layout.LIST_ONLY):
-        path = where(key, field)
-        parts.append(_guarded(path, [_compare(path, symbol, value)], "and", negation))
-    if bounds_in_meta:
-        parts += _bounds_first(field, symbol, value, largest, negation)
+        aux = _aux(key, field)
+        parts.append(_guarded(aux, [_compare(aux, symbol, value)], "and", negation))
     return _any(parts)
 
 
 def _bounds_first(field: str, symbol: str, value: Scalar, largest: bool,
-                  negation: bool) -> list[str]:
-    """The range over a list stored with its bounds first: the largest element is at
-    position 1 (``o:``, at least two elements) or 0 (``u:``, one), the smallest at 0.
-    Each marker guarantees the position it guards exists, so each leaf is two-valued."""
+                  negation: bool) -> str:
+    """The range over a list stored bounds first (:func:`.layout.bounds_first`): the
+    smallest element at position 0, the largest at 1, or at 0 in a one-element list (no
+    position 1). ``[0] > v or [1] > v`` is ``largest > v`` either way, as the smallest
+    exceeding ``v`` means the largest does; each position is guarded, so the leaf is
+    two-valued."""
     items = _meta(layout.LIST, field)
-    order, unit = _meta(layout.ORDER, field), _meta(layout.UNIT, field)
-    if largest:
-        pairs = [(order, f"{items}[1]"), (unit, f"{items}[0]")]
-    else:
-        pairs = [(order, f"{items}[0]"), (unit, f"{items}[0]")]
-    if not negation:  # monotone: no guard needed (never compiled for a live engine)
-        return [_compare(element, symbol, value) for _, element in pairs]
-    return [f"({_exists(marker)} and {_compare(element, symbol, value)})"
-            for marker, element in pairs]
+    first = _compare(f"{items}[0]", symbol, value)
+    if not largest:
+        return _guarded(items, [first], "and", negation)
+    second = _compare(f"{items}[1]", symbol, value)
+    if negation:
+        second = f"({_exists(f'{items}[1]')} and {second})"
+    return _guarded(items, [f"({first} or {second})"], "and", negation)
 
 
 def _exists_field(field: str) -> str:

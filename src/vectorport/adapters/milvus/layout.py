@@ -29,15 +29,17 @@ One collection per index, with these fields:
 **Layouts.** Collections are marked with the collection property
 :data:`LAYOUT_PROPERTY`. Without it (every collection made before the marker, and
 every collection on milvus-lite 2, which keeps no properties) the list bounds are in
-``aux``, as above. With :data:`BOUNDS_IN_META` they are in ``meta``, beside the lists,
-and a dense index has no ``aux`` field: pymilvus packing and milvus-lite storing a second
-JSON field per row was about a tenth of an upsert's process CPU. One JSON value is at
-most :data:`JSON_MAX_BYTES`, and a list's bounds can double its size, so a record whose
-``meta`` with its bounds would pass that limit (only possible with list elements of tens
-of KiB) stores each list as ``[smallest, largest, the rest in order]`` with the positions
-of those two in the user's list under ``o:name`` (a one-element list: just ``u:name``),
-so the bounds are the list's first two elements, read by filters as
-``meta["l:name"][0]`` and ``[1]``, at the cost of a few bytes.
+``aux``, as above. With :data:`BOUNDS_IN_META` a dense index has no ``aux`` field
+(pymilvus packing and milvus-lite storing a second JSON field per row was about a tenth
+of an upsert's process CPU), and each list is stored *bounds first*:
+``[smallest, largest, the rest in the user's order]``, followed, when that is not the
+user's order, by one int ``i * n + j`` (``n`` strings; ``i`` and ``j`` the positions of
+the smallest and largest in the user's list). Filters read the bounds as
+``meta["l:name"][0]`` and ``[1]`` (a one-element list has no ``[1]``); no value is
+stored twice, so ``meta`` is at most 4/3 of the metadata's compact JSON (the tags'
+two bytes a key are the most), and 40 KiB of metadata stays under Milvus' 64 KiB per
+JSON value. Membership filters never meet the int: lists hold strings, and a condition
+on a number only reads ``n:`` keys.
 ``doc``     VARCHAR, nullable: the document, out of reach of metadata and filters.
             milvus-lite 2 refuses nullable fields: there ``doc`` holds ``""`` when
             there is no document, and ``aux["#d"]`` tells ``""`` from no document.
@@ -81,9 +83,6 @@ KINDS = (STRING, LIST, NUMBER, BOOL)
 LIST_MIN, LIST_MAX, LIST_ONLY = "<", ">", "="
 ZERO_WEIGHTS = "#z"
 DOCUMENT_PRESENT = "#d"
-ORDER, UNIT = "o", "u"
-"""Tags of a list stored with its bounds first (see the module docstring)."""
-
 LAYOUT_PROPERTY = "vectorport.layout"
 BOUNDS_IN_META = "2"
 """The :data:`LAYOUT_PROPERTY` of collections that keep list bounds in ``meta``."""
@@ -166,14 +165,38 @@ def encode_metadata(
     return meta, aux
 
 
-def encode_metadata_with_bounds(metadata: Mapping[str, MetadataValue]) -> bytes:
+def bounds_first(items: tuple[str, ...] | list[str]) -> list[Any]:
+    """A list as a :data:`BOUNDS_IN_META` collection stores it (see the module
+    docstring): its smallest and largest element first, then the rest in order, then,
+    unless that is the user's order, ``i * n + j``."""
+    low, high = min(items), max(items)
+    if low == high:  # all equal: every order is the user's
+        return list(items)
+    i, j = items.index(low), items.index(high)
+    if i == 0 and j == 1:
+        return list(items)
+    rest = [item for position, item in enumerate(items) if position != i and position != j]
+    return [low, high, *rest, i * len(items) + j]
+
+
+def in_user_order(stored: list[Any]) -> list[Any]:
+    """A list stored :func:`bounds_first`, back in the user's order."""
+    if not stored or type(stored[-1]) is not int:
+        return stored
+    items = stored[:-1]
+    i, j = divmod(stored[-1], len(items))
+    restored = items[2:]
+    for position, item in sorted(((i, items[0]), (j, items[1]))):
+        restored.insert(position, item)
+    return restored
+
+
+def encode_metadata_bounds_first(metadata: Mapping[str, MetadataValue]) -> bytes:
     """The ``meta`` JSON (UTF-8 bytes, as Milvus stores and measures it) of a record in a
-    :data:`BOUNDS_IN_META` collection: the tagged values and each list's bounds, or, when
-    that would pass :data:`JSON_MAX_BYTES`, each list with its bounds first."""
+    :data:`BOUNDS_IN_META` collection: the tagged values, lists :func:`bounds_first`."""
     import orjson
 
     meta: dict[str, Any] = {}
-    lists = False
     for name, value in metadata.items():
         kind = type(value)
         if kind is bool:
@@ -183,60 +206,14 @@ def encode_metadata_with_bounds(metadata: Mapping[str, MetadataValue]) -> bytes:
         elif kind is str:
             meta[STRING + ":" + name] = value
         elif kind is tuple:
-            items: tuple[str, ...] = value  # type: ignore[assignment]
-            meta[LIST + ":" + name] = items
-            low, high = min(items), max(items)
-            lists = True
-            if low == high:
-                meta[LIST_ONLY + ":" + name] = low
-            else:
-                meta[LIST_MIN + ":" + name] = low
-                meta[LIST_MAX + ":" + name] = high
+            meta[LIST + ":" + name] = bounds_first(value)  # type: ignore[arg-type]
         else:  # a subclass of a kind: the plain value, as encode_metadata stores it
-            return _with_bounds_slowly(metadata)
-    text = orjson.dumps(meta)
-    if lists and len(text) > JSON_MAX_BYTES:
-        return orjson.dumps(_bounds_first(metadata))
-    return text
-
-
-def _with_bounds_slowly(metadata: Mapping[str, MetadataValue]) -> bytes:
-    import orjson
-
-    meta, bounds = encode_metadata(metadata)
-    text = orjson.dumps({**meta, **bounds})
-    return orjson.dumps(_bounds_first(metadata)) if len(text) > JSON_MAX_BYTES else text
-
-
-def _bounds_first(metadata: Mapping[str, MetadataValue]) -> dict[str, Any]:
-    """``meta`` with every list stored as ``[smallest, largest, rest…]`` (see the module
-    docstring): no value twice, so it is no larger than ``meta`` without bounds plus a few
-    bytes per list."""
-    meta, _ = encode_metadata(metadata)
-    for name, value in metadata.items():
-        if isinstance(value, (str, bool, int, float)):
-            continue
-        items = [str(v) for v in value]
-        if len(items) == 1:
-            meta[tagged(UNIT, name)] = 1
-            continue
-        low = min(range(len(items)), key=items.__getitem__)
-        high = max(range(len(items)), key=items.__getitem__)
-        if high == low:  # all equal: any other position holds the same value
-            high = 1 if low == 0 else 0
-        rest = [v for i, v in enumerate(items) if i not in (low, high)]
-        meta[tagged(LIST, name)] = [items[low], items[high], *rest]
-        meta[tagged(ORDER, name)] = [low, high]
-    return meta
-
-
-def _in_user_order(stored: list[Any], order: list[Any]) -> list[Any]:
-    """A list stored bounds first, back in the user's order."""
-    low, high = int(order[0]), int(order[1])
-    items = list(stored[2:])
-    for position, value in sorted(((low, stored[0]), (high, stored[1]))):
-        items.insert(position, value)
-    return items
+            meta = encode_metadata(metadata)[0]
+            for key, stored in meta.items():
+                if key.startswith(LIST + ":"):
+                    meta[key] = bounds_first(stored)
+            break
+    return orjson.dumps(meta)
 
 
 def json_size(value: Mapping[str, Any]) -> int:
@@ -255,15 +232,12 @@ def decode_metadata(
 ) -> dict[str, MetadataValue]:
     """The user's metadata from a stored ``meta`` value (lists become tuples)."""
     out: dict[str, MetadataValue] = {}
-    meta = meta or {}
-    for key, value in meta.items():
+    for key, value in (meta or {}).items():
         kind, sep, name = key.partition(":")
         if not sep:
             continue
         if kind == LIST:
-            order = meta.get(ORDER + ":" + name)
-            if order is not None:  # stored bounds first (BOUNDS_IN_META, large lists)
-                value = _in_user_order(value, order)
+            value = in_user_order(value)  # (lists of the old layout hold no int)
             out[name] = tuple(decode_text(str(v)) if encoded else str(v) for v in value)
         elif kind == BOOL:
             out[name] = bool(value)
@@ -327,13 +301,15 @@ __all__ = [
     "PK",
     "SPARSE",
     "VECTOR",
+    "bounds_first",
     "decode_metadata",
     "decode_sparse",
     "decode_text",
     "encode_metadata",
-    "encode_metadata_with_bounds",
+    "encode_metadata_bounds_first",
     "encode_sparse",
     "encode_text",
+    "in_user_order",
     "make_pk",
     "signed_weights",
     "split_pk",

@@ -59,7 +59,7 @@ def record_row(index: IndexSpec, pk: str, namespace: str, record: Record, engine
     checked by the facade."""
     aux: dict[str, Any]
     if in_meta:
-        meta_value = _json_bytes_value(layout.encode_metadata_with_bounds(record.metadata))
+        meta_value = _json_bytes_value(layout.encode_metadata_bounds_first(record.metadata))
         aux = {}
     else:
         meta, aux = layout.encode_metadata(record.metadata, encoded=engine.encoded_text)
