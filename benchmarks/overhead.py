@@ -223,9 +223,10 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             return [str(hit["id"]) for hit in hits[0]]
 
         yield _paired(index, batches, raw_query, raw_upsert,
-                      notes=("milvus: the adapter asks for top_k + 16 candidates with their vectors and "
-                   "rescores them exactly in float64 (exact scores, ties at the cut by id); the "
-                   "raw search asks for 10 without vectors, and adds no namespace filter",),)
+                      notes=("milvus: the adapter asks for top_k + 2 candidates with their vectors and "
+                   "rescores them exactly in float64 (exact scores, ties at the cut by id, "
+                   "deeper only when the cut is not proven); the raw search asks for 10 "
+                   "without vectors, and adds no namespace filter",),)
     finally:
         with contextlib.suppress(Exception):
             client.drop_collection("raw_overhead")

@@ -112,3 +112,34 @@ def test_exact_top_k_equals_the_reference(
     matches = [Match(str(row[layout.PK]), score) for row, score in got]
     assert_same_matches(matches, want, 1e-9, f"{mode} cap={cap}", top_k)
     assert [m.id for m in matches] == [m.id for m in sort_matches(matches)]
+
+
+class DepthRecorder(MemorySource):
+    """The stand-in, remembering how deep each dense search went."""
+
+    def __init__(self, records: list[Record], metric: Metric, query: list[float] | None) -> None:
+        super().__init__(records, metric, query)
+        self.depths: list[int] = []
+
+    def dense(self, limit: int) -> Sequence[Row]:
+        self.depths.append(limit)
+        return super().dense(limit)
+
+
+def _scorer(metric: Metric, query: list[float]) -> Scorer:
+    vector = canonical_records([{"id": "q", "vector": query}], 3)[0].vector
+    return Scorer.for_query(metric, vector, None)
+
+
+def test_a_dense_search_asks_two_rows_past_the_cut_and_widens_on_a_tie() -> None:
+    distinct = canonical_records(
+        [{"id": f"r{i:02d}", "vector": [1.0, float(i), 0.0]} for i in range(30)], 3)
+    source = DepthRecorder(distinct, "euclidean", [1.0, 0.0, 0.0])
+    exact_top_k(_scorer("euclidean", [1.0, 0.0, 0.0]), source, 5, None, 100)
+    assert source.depths == [7]  # top_k + 2, and the untied cut is proven at once
+    tied = canonical_records(
+        [{"id": f"r{i:02d}", "vector": [1.0, 1.0, 0.0]} for i in range(30)], 3)
+    source = DepthRecorder(tied, "euclidean", [1.0, 0.0, 0.0])
+    got = exact_top_k(_scorer("euclidean", [1.0, 0.0, 0.0]), source, 5, None, 100)
+    assert source.depths[0] == 7 and len(source.depths) > 1  # every row ties: wider
+    assert [row[layout.PK] for row, _ in got] == [f"r{i:02d}" for i in range(5)]  # by id

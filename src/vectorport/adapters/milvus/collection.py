@@ -50,7 +50,19 @@ def native_index_params(spec: IndexSpec) -> tuple[str, dict[str, int]]:
     return _INDEX_TYPES[spec.index_type], {names[k]: v for k, v in spec.index_params.items()}
 
 
-def build_schema(client: Any, spec: IndexSpec, engine: Engine = CURRENT) -> Any:
+def bounds_in_meta(engine: Engine) -> bool:
+    """Whether new collections on ``engine`` get the :data:`.layout.BOUNDS_IN_META`
+    layout: engines that keep collection properties (where the marker lives)."""
+    return engine.spec_in_properties
+
+
+def has_aux(spec: IndexSpec, bounds_in_meta: bool) -> bool:
+    """Whether the collection of ``spec`` in that layout has the ``aux`` field."""
+    return spec.sparse or not bounds_in_meta
+
+
+def build_schema(client: Any, spec: IndexSpec, engine: Engine = CURRENT, *,
+                 bounds_in_meta: bool = False) -> Any:
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -65,7 +77,8 @@ def build_schema(client: Any, spec: IndexSpec, engine: Engine = CURRENT) -> Any:
         schema.add_field(layout.SPARSE, DataType.SPARSE_FLOAT_VECTOR)
         schema.add_field(layout.SPARSE_NEGATIVE, DataType.SPARSE_FLOAT_VECTOR)
     schema.add_field(layout.META, DataType.JSON)
-    schema.add_field(layout.AUX, DataType.JSON)
+    if has_aux(spec, bounds_in_meta):
+        schema.add_field(layout.AUX, DataType.JSON)
     document: dict[str, Any] = {"nullable": True} if engine.nullable_documents else {}
     schema.add_field(layout.DOCUMENT, DataType.VARCHAR, max_length=layout.DOCUMENT_MAX_BYTES,
                      **document)

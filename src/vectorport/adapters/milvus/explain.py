@@ -15,7 +15,7 @@ from typing import Any
 from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest
 from vectorport.adapters.milvus.collection import MILVUS_METRICS
 from vectorport.adapters.milvus.filters import namespace_expression
-from vectorport.adapters.milvus.ranking import first_depth
+from vectorport.adapters.milvus.ranking import first_search_depth
 
 BACKEND = "milvus"
 CONSISTENCY = {"strong": "Strong", "eventual": "Eventually"}
@@ -94,7 +94,7 @@ def _filter_part(masked: str, namespace: str) -> str:
 def explain_query(index: IndexSpec, request: QueryRequest, expression: str,
                   output_fields: list[str], cap: int) -> Explanation:
     masked, kinds = mask_literals(expression)
-    depth = first_depth(request.top_k, cap)
+    depth = first_search_depth(request.top_k, cap, dense_only=request.sparse is None)
     notes = ["literals of the expression (namespace, filter values) are shown as ? "
              "with their kinds"]
     search: list[str] = []

@@ -15,7 +15,9 @@ them, ``not`` is the exact complement and ``$and``/``$or``/``$nor``/``$not`` map
 
 Ranges over strings must match when *some element* of a list compares; that is the
 list's largest element for ``>``/``>=`` and its smallest for ``<``/``<=``, kept in
-``aux`` at write time.
+``aux`` at write time, or, in collections of the :data:`.layout.BOUNDS_IN_META` layout
+(``bounds_in_meta=True``), the list's own first elements: it is stored bounds first, so
+``meta["l:field"][0]`` is the smallest and ``[1]`` the largest.
 
 Every literal goes through :mod:`.escaping`. Nothing the adapter cannot express exactly
 is left: on the current engine line the compiler raises no ``UnsupportedFeatureError``
@@ -118,7 +120,8 @@ def _contains_all(field: str, values: tuple[Scalar, ...], negation: bool = True)
     return f"({scalar} or json_contains_all({lists}, {render_list(values)}))"
 
 
-def _range(field: str, op: str, value: Scalar, negation: bool = True) -> str:
+def _range(field: str, op: str, value: Scalar, negation: bool = True,
+           bounds_in_meta: bool = False) -> str:
     symbol = _RANGE_SYMBOLS[op]
     kind = _scalar_kind(value)
     path = _meta(kind, field)
@@ -126,12 +129,32 @@ def _range(field: str, op: str, value: Scalar, negation: bool = True) -> str:
     if kind != layout.STRING:
         return scalar
     # Some element of a list compares: its largest one for > and >=, smallest for < and <=.
-    bound = layout.LIST_MAX if op in ("$gt", "$gte") else layout.LIST_MIN
+    largest = op in ("$gt", "$gte")
+    if bounds_in_meta:
+        return _any([scalar, _bounds_first(field, symbol, value, largest, negation)])
+    bound = layout.LIST_MAX if largest else layout.LIST_MIN
     parts = [scalar]
     for key in (bound, layout.LIST_ONLY):
         aux = _aux(key, field)
         parts.append(_guarded(aux, [_compare(aux, symbol, value)], "and", negation))
     return _any(parts)
+
+
+def _bounds_first(field: str, symbol: str, value: Scalar, largest: bool,
+                  negation: bool) -> str:
+    """The range over a list stored bounds first (:func:`.layout.bounds_first`): the
+    smallest element at position 0, the largest at 1, or at 0 in a one-element list (no
+    position 1). ``[0] > v or [1] > v`` is ``largest > v`` either way, as the smallest
+    exceeding ``v`` means the largest does; each position is guarded, so the leaf is
+    two-valued."""
+    items = _meta(layout.LIST, field)
+    first = _compare(f"{items}[0]", symbol, value)
+    if not largest:
+        return _guarded(items, [first], "and", negation)
+    second = _compare(f"{items}[1]", symbol, value)
+    if negation:
+        second = f"({_exists(f'{items}[1]')} and {second})"
+    return _guarded(items, [f"({first} or {second})"], "and", negation)
 
 
 def _exists_field(field: str) -> str:
@@ -157,7 +180,7 @@ def _no_negation(feature: str) -> UnsupportedFeatureError:
     )
 
 
-def _condition(node: Condition, negation: bool) -> str:
+def _condition(node: Condition, negation: bool, bounds_in_meta: bool = False) -> str:
     field, op, value = node.field, node.op, node.value
     if not negation and (op in ("$ne", "$nin") or (op == "$exists" and not value)):
         raise _no_negation(op if op != "$exists" else "$exists: false")
@@ -174,22 +197,22 @@ def _condition(node: Condition, negation: bool) -> str:
         return expr if op == "$in" else f"(not {expr})"
     if op == "$all":
         return _contains_all(field, value, negation)  # type: ignore[arg-type]
-    return _range(field, op, value, negation)  # type: ignore[arg-type]
+    return _range(field, op, value, negation, bounds_in_meta)  # type: ignore[arg-type]
 
 
-def _compile(node: Filter, negation: bool) -> str:
+def _compile(node: Filter, negation: bool, bounds_in_meta: bool = False) -> str:
     if isinstance(node, Condition):
-        return _condition(node, negation)
+        return _condition(node, negation, bounds_in_meta)
     if isinstance(node, And):
-        return _all([_compile(c, negation) for c in node.children])
+        return _all([_compile(c, negation, bounds_in_meta) for c in node.children])
     if isinstance(node, Or):
-        return _any([_compile(c, negation) for c in node.children])
+        return _any([_compile(c, negation, bounds_in_meta) for c in node.children])
     if not negation:
         raise _no_negation("$nor" if isinstance(node, Nor) else "$not")
     if isinstance(node, Nor):
-        return f"(not {_any([_compile(c, negation) for c in node.children])})"
+        return f"(not {_any([_compile(c, negation, bounds_in_meta) for c in node.children])})"
     assert isinstance(node, Not)
-    return f"(not {_compile(node.child, negation)})"
+    return f"(not {_compile(node.child, negation, bounds_in_meta)})"
 
 
 def _encoded(node: Filter) -> Filter:
@@ -215,16 +238,19 @@ class _Compiler(kit.FilterCompiler[str]):
     """One engine dialect's compiler; memoised by the kit (keyed by the node's ``repr``,
     so ``True``, ``1`` and ``1.0`` filters never share an expression)."""
 
-    def __init__(self, negation: bool, encoded: bool) -> None:
+    def __init__(self, negation: bool, encoded: bool, bounds_in_meta: bool) -> None:
         super().__init__()
         self.negation = negation
         self.encoded = encoded
+        self.bounds_in_meta = bounds_in_meta
 
     def build(self, node: Filter) -> str:
-        return _compile(_encoded(node) if self.encoded else node, self.negation)
+        return _compile(_encoded(node) if self.encoded else node, self.negation,
+                        self.bounds_in_meta)
 
 
-_COMPILERS = {(n, e): _Compiler(n, e) for n in (True, False) for e in (True, False)}
+_COMPILERS = {(n, e, b): _Compiler(n, e, b)
+              for n in (True, False) for e in (True, False) for b in (True, False)}
 
 
 class _AllDialects:
@@ -238,13 +264,15 @@ class _AllDialects:
 _cache = _AllDialects()
 
 
-def compile_filter(node: Filter, *, negation: bool = True, encoded: bool = False) -> str:
+def compile_filter(node: Filter, *, negation: bool = True, encoded: bool = False,
+                   bounds_in_meta: bool = False) -> str:
     """The Milvus expression matching exactly the records the oracle matches.
 
-    ``negation=False`` compiles to the monotone dialect and ``encoded=True`` compares
-    encoded strings (see the module docstring).
+    ``negation=False`` compiles to the monotone dialect, ``encoded=True`` compares
+    encoded strings and ``bounds_in_meta=True`` reads list bounds where the
+    :data:`.layout.BOUNDS_IN_META` layout keeps them (see the module docstring).
     """
-    return _COMPILERS[(negation, encoded)].compile(node)
+    return _COMPILERS[(negation, encoded, bounds_in_meta)].compile(node)
 
 
 def namespace_expression(namespace: str) -> str:
@@ -253,11 +281,12 @@ def namespace_expression(namespace: str) -> str:
 
 
 def scoped(namespace: str, node: Filter | None, *extra: str, negation: bool = True,
-           encoded: bool = False) -> str:
+           encoded: bool = False, bounds_in_meta: bool = False) -> str:
     """The namespace condition, the compiled filter and any extra conditions, and-ed."""
     parts = [namespace_expression(namespace), *extra]
     if node is not None:
-        parts.append(compile_filter(node, negation=negation, encoded=encoded))
+        parts.append(compile_filter(node, negation=negation, encoded=encoded,
+                                    bounds_in_meta=bounds_in_meta))
     return " and ".join(parts)
 
 

@@ -155,7 +155,25 @@ def exact_top_k(
     return threshold_top_k(
         lists, scorer.total, _pk, top_k, min_score=min_score, cap=cap, scan=source.scan,
         exhausted=lambda ranked, _seen: _tail(scorer, source, ranked, top_k, min_score),
+        first=first_search_depth(top_k, cap, dense_only=scorer.sparse_query is None),
     )
+
+
+DENSE_SPARE = 2
+"""Rows past the cut that a dense-only search first asks for."""
+
+
+def first_search_depth(top_k: int, cap: int, *, dense_only: bool) -> int:
+    """How deep the first native search goes. A dense-only query asks
+    :data:`DENSE_SPARE` rows past the cut: every row returned carries its stored vector
+    (and metadata), and the kit's 16 spare rows made pymilvus' search 1.07× one of
+    ``top_k`` without vectors. One spare row would prove an untied cut too, but a
+    float32 near-tie between the ``top_k``-th and the next (within
+    :func:`~vectorport.adapterkit.float32_slack`) then forces a search four times as
+    deep; the ranking widens whenever the cut is not proven, so the answer is the
+    same at any first depth. Sparse and hybrid queries keep the kit's depth, which
+    their threshold bound needs more often."""
+    return min(cap, top_k + DENSE_SPARE) if dense_only else first_depth(top_k, cap)
 
 
 def _tail(
@@ -181,4 +199,4 @@ def _tail(
     return positive + [(row, 0.0) for row in zeros]
 
 
-__all__ = ["CandidateSource", "Scorer", "exact_top_k", "first_depth"]
+__all__ = ["CandidateSource", "Scorer", "exact_top_k", "first_depth", "first_search_depth"]
