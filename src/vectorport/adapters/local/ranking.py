@@ -13,6 +13,7 @@ query and in any batch.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -35,10 +36,8 @@ def candidate_pairs(keys: npt.NDArray[np.float32], top_k: int,
     batch, width = keys.shape
     if width <= top_k:
         return np.repeat(np.arange(batch), width), np.tile(np.arange(width), batch)
-    if batch == 1:  # one query: the 1-d form, and Python floats for the floor
-        row = keys[0]
-        floor = bounds.float32_floor(float(_kth_bound(row, top_k)) - float(margins[0]))
-        cols = np.flatnonzero(row >= floor)
+    if batch == 1:  # one query: the 1-d form
+        cols = one_candidates(keys[0], top_k, float(margins[0]))
         return np.zeros(len(cols), dtype=np.intp), cols
     groups = width // _STRIDES
     if groups < 4 * top_k:  # too few groups to keep the best apart: the exact k-th
@@ -63,6 +62,16 @@ def candidate_pairs(keys: npt.NDArray[np.float32], top_k: int,
         found = np.concatenate([found, tail * width + groups * _STRIDES + offset])
     hits, cols = np.divmod(found, width)
     return hits, cols
+
+
+def one_candidates(keys: npt.NDArray[np.float32], top_k: int, margin: float
+                   ) -> npt.NDArray[np.intp]:
+    """:func:`candidate_pairs` of one query's keys (1-d), ``margin`` a Python float:
+    the columns within it of the k-th best, ascending."""
+    if len(keys) <= top_k:
+        return np.arange(len(keys))
+    floor = bounds.float32_floor(float(_kth_bound(keys, top_k)) - margin)
+    return np.flatnonzero(keys >= floor)
 
 
 _STRIDES = 16
@@ -111,6 +120,14 @@ def prepare(queries: npt.NDArray[np.float32]) -> Prepared:
     return Prepared(wide, np.sqrt(np.einsum("ij,ij->i", wide, wide)))
 
 
+def prepare_one(query: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], float]:
+    """:func:`prepare` of one query (a 1 × d matrix): its float64 copy and its norm as
+    a Python float, the same value (``math.sqrt`` and ``np.sqrt`` both round
+    correctly), for the scalar arithmetic of a single query."""
+    wide = query.astype(np.float64)
+    return wide, math.sqrt(float(np.einsum("ij,ij->i", wide, wide)[0]))
+
+
 _CHUNK = 512
 """Candidates widened to float64 at a time: a batch of 200 queries at 10k rows has ~2,700
 candidates, whose float64 copies (8 MB each for the rows and their queries) cost more
@@ -143,6 +160,28 @@ def pair_scores(metric: Metric, queries: Prepared, hits: npt.NDArray[np.intp],
             metric, matrix[chunk].astype(np.float64), queries, hits[lo:lo + _CHUNK],
             norms[chunk] if metric == "cosine" else None)
     return out
+
+
+def one_scores(metric: Metric, wide: npt.NDArray[np.float64], query_norm: float,
+               matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp],
+               norms: npt.NDArray[np.float64]) -> list[float]:
+    """:func:`pair_scores` of one query's candidates, as Python floats: the same
+    float64 reductions (one row-wise ``einsum`` over contiguous copies), then the
+    per-candidate division, square root and reciprocal in Python, whose IEEE operations
+    round as numpy's do: the same values, with four numpy calls fewer (a dozen
+    candidates spent more in numpy's per-call cost than in arithmetic)."""
+    x = matrix[rows].astype(np.float64)
+    paired = np.repeat(wide, len(rows), axis=0)  # what pair_scores' wide[hits] holds
+    if metric == "euclidean":
+        x -= paired
+        sqrt = math.sqrt
+        return [1.0 / (sqrt(s) + 1.0) for s in np.einsum("ij,ij->i", x, x).tolist()]
+    dots: list[float] = np.einsum("ij,ij->i", x, paired).tolist()
+    if metric == "dotproduct":
+        return dots
+    # as _chunk_scores: divided by |x|·|q| where that is positive, 0 for a zero vector
+    return [dot / scale if (scale := norm * query_norm) > 0 else 0.0
+            for dot, norm in zip(dots, norms[rows].tolist(), strict=True)]
 
 
 def _chunk_scores(metric: Metric, x: npt.NDArray[np.float64], queries: Prepared,
@@ -221,22 +260,36 @@ def best_pairs(id_array: npt.NDArray[np.object_], batch: int,
 
 def _best_of_one(id_array: npt.NDArray[np.object_], rows: npt.NDArray[np.intp],
                  scores: npt.NDArray[np.float64], top_k: int) -> Ranked:
-    """:func:`best_pairs` of one query: its dozen candidates sorted in Python (a third
-    of the time of numpy's sort and gathers at that size); ids decide only when equal
-    scores meet within the top k or at its cut."""
-    row_list, score_list = rows.tolist(), scores.tolist()
-    order = sorted(range(len(score_list)), key=score_list.__getitem__, reverse=True)
+    """:func:`best_pairs` of one query (:func:`one_best`)."""
+    picked, ids, best = one_best(id_array, rows, scores.tolist(), top_k, None)
+    return Ranked(picked, ids, best, [(0, len(picked))])
+
+
+def one_best(id_array: npt.NDArray[np.object_], rows: npt.NDArray[np.intp],
+             scores: list[float], top_k: int, min_score: float | None
+             ) -> tuple[list[int], list[str], list[float]]:
+    """The rows, ids and scores of one query's best ``top_k`` candidates in contract
+    order (``scores[i]`` is ``rows[i]``'s), those below ``min_score`` left out: its
+    dozen candidates sorted in Python (a third of the time of numpy's sort and gathers
+    at that size); ids decide only when equal scores meet within the top k or at its
+    cut."""
+    # the ids in one gather (their strings are cache misses after the product: in C
+    # they overlap, in a Python loop each waits for the one before)
+    row_list: list[int] = rows.tolist()
+    id_list: list[str] = id_array[rows].tolist()
+    if min_score is not None:
+        keep = [i for i, score in enumerate(scores) if score >= min_score]
+        row_list = [row_list[i] for i in keep]
+        id_list = [id_list[i] for i in keep]
+        scores = [scores[i] for i in keep]
+    order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
     best = order[:top_k + 1]
-    top = [score_list[i] for i in best]
+    top = [scores[i] for i in best]
     if len(set(top)) < len(top):  # sorted, so equal scores are neighbours: a tie
-        id_list: list[str] = id_array[rows].tolist()
-        ordered = contract_order(zip(range(len(row_list)), score_list, strict=True),
+        ordered = contract_order(zip(range(len(scores)), scores, strict=True),
                                  id_list.__getitem__)[:top_k]
         positions = [i for i, _ in ordered]
     else:
         positions = best[:top_k]
-    # the ids in one gather (their strings are cache misses after the product: in C
-    # they overlap, in a Python loop each waits for the one before)
-    picked = rows[positions]
-    return Ranked(picked.tolist(), id_array[picked].tolist(),
-                  [score_list[i] for i in positions], [(0, len(positions))])
+    return ([row_list[i] for i in positions], [id_list[i] for i in positions],
+            [scores[i] for i in positions])

@@ -41,21 +41,31 @@ def dense_matches(
     metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
     documents: Sequence[str | None] | None,
 ) -> list[list[Match]]:
-    """For each query, a :class:`Match` per ranked ``(row, id, score)``: id, score, and
-    the metadata (a fresh mapping the caller may change: ``metadata(row)``) and document
-    when given; never the vector."""
+    """For each query, a :class:`Match` per ranked ``(row, id, score)``
+    (:func:`one_matches`)."""
     rows, ids, scores = ranked.rows, ranked.ids, ranked.scores
-    answers: list[list[Match]] = []
-    for lo, hi in ranked.spans:
-        matches: list[Match] = []
-        for row, rid, score in zip(rows[lo:hi], ids[lo:hi], scores[lo:hi], strict=True):
-            match: Any = _new(Match)
-            _set_id(match, rid)
-            _set_score(match, score)
-            _set_metadata(match, None if metadata is None else metadata(row))
-            _set_vector(match, None)
-            _set_sparse(match, None)
-            _set_document(match, None if documents is None else documents[row])
-            matches.append(match)
-        answers.append(matches)
-    return answers
+    return [one_matches(rows[lo:hi], ids[lo:hi], scores[lo:hi], metadata, documents)
+            for lo, hi in ranked.spans]
+
+
+def one_matches(
+    rows: Sequence[int],
+    ids: Sequence[str],
+    scores: Sequence[float],
+    metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
+    documents: Sequence[str | None] | None,
+) -> list[Match]:
+    """A :class:`Match` per ``(row, id, score)``: id, score, and the metadata (a fresh
+    mapping the caller may change: ``metadata(row)``) and document when given; never
+    the vector."""
+    matches: list[Match] = []
+    for row, rid, score in zip(rows, ids, scores, strict=True):
+        match: Any = _new(Match)
+        _set_id(match, rid)
+        _set_score(match, score)
+        _set_metadata(match, None if metadata is None else metadata(row))
+        _set_vector(match, None)
+        _set_sparse(match, None)
+        _set_document(match, None if documents is None else documents[row])
+        matches.append(match)
+    return matches
