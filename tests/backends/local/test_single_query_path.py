@@ -41,6 +41,7 @@ class Model:
     def __init__(self) -> None:
         self.vectors: dict[str, np.ndarray[Any, Any]] = {}
         self.metadata: dict[str, dict[str, Any]] = {}
+        self.documents: dict[str, str] = {}
 
     def ranking(self, metric: str, query: np.ndarray[Any, Any], flt: dict[str, Any] | None,
                 top_k: int, min_score: float | None) -> list[tuple[str, float]]:
@@ -85,6 +86,16 @@ def _check(index: vectorport.Index, model: Model, metric: str, queries: np.ndarr
             assert dict(m.metadata or {}) == model.metadata[m.id]
             assert m.vector is not None
             assert np.array_equal(m.vector, model.vectors[m.id])
+            assert m.document == model.documents[m.id]
+        plain = index.query(q, top_k=top_k, filter=flt, min_score=min_score)  # defaults
+        assert [(m.id, m.score) for m in plain] == want
+        assert [(dict(m.metadata or {}), m.document, m.vector) for m in plain] == [
+            (model.metadata[m.id], model.documents[m.id], None) for m in plain]
+    # a batch asking for metadata and documents builds them per match too
+    full = index.query_many(queries, top_k=top_k, filter=flt, min_score=min_score)
+    for got in full:
+        assert [(dict(m.metadata or {}), m.document) for m in got] == [
+            (model.metadata[m.id], model.documents[m.id]) for m in got]
 
 
 @settings(max_examples=60, deadline=None)
@@ -115,8 +126,9 @@ def test_answers_follow_the_writes_between_queries(
         records = []
         for rid, vec in zip(ids, vectors, strict=True):
             meta = {"g": int(rng.integers(0, 3)), "h": bool(rng.random() < 0.7)}
-            records.append({"id": rid, "vector": vec, "metadata": meta})
-            model.vectors[rid], model.metadata[rid] = vec, meta
+            text = f"text of {rid} ({int(rng.integers(0, 1000))})"
+            records.append({"id": rid, "vector": vec, "metadata": meta, "document": text})
+            model.vectors[rid], model.metadata[rid], model.documents[rid] = vec, meta, text
         index.upsert(records)
 
     def queries() -> np.ndarray[Any, Any]:
@@ -148,6 +160,7 @@ def test_answers_follow_the_writes_between_queries(
             for rid in gone:
                 model.vectors.pop(rid, None)
                 model.metadata.pop(rid, None)
+                model.documents.pop(rid, None)
 
 
 def test_a_filter_that_matches_nothing_then_something(store: vectorport.Store) -> None:
