@@ -226,3 +226,31 @@ def test_another_process_writing_invalidates_the_cached_subset(tmp_path: Path) -
     finally:
         for started in pool.started:
             started.close()
+
+
+@pytest.mark.parametrize("include", [{}, {"include_metadata": False},
+                                     {"include_documents": False}])
+def test_a_large_batch_builds_every_part_of_every_match(store: vectorport.Store,
+                                                         include: dict[str, bool]) -> None:
+    """A batch's matches (here 30 × 10, past the count where they are built slot by
+    slot) carry each record's own metadata and document, as a single query's do."""
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((300, DIM)).astype(np.float32)
+    index = store.create_index("single_parts", DIM, "euclidean")
+    index.upsert([{"id": f"b{i:03d}", "vector": v, "metadata": {"i": i, "g": i % 3},
+                   "document": f"doc {i}"} for i, v in enumerate(vectors)])
+    queries = rng.standard_normal((30, DIM)).astype(np.float32)
+    batch = index.query_many(queries, top_k=10, filter={"g": {"$ne": 2}}, **include)
+    assert sum(len(got) for got in batch) == 300
+    for q, got in zip(queries, batch, strict=True):
+        single = index.query(q, top_k=10, filter={"g": {"$ne": 2}}, **include)
+        assert [(m.id, m.score, m.metadata, m.document) for m in got] == [
+            (m.id, m.score, m.metadata, m.document) for m in single]
+        for m in got:
+            i = int(m.id[1:])
+            want_meta = None if include.get("include_metadata") is False else {"i": i, "g": i % 3}
+            want_doc = None if include.get("include_documents") is False else f"doc {i}"
+            assert (None if m.metadata is None else dict(m.metadata)) == want_meta
+            assert m.document == want_doc
+            assert m.vector is None
+    store.delete_index("single_parts")

@@ -59,8 +59,36 @@ def one_matches(
 ) -> list[Match]:
     """A :class:`Match` per ``(row, id, score)``: id, score, and the metadata (a fresh
     mapping the caller may change: ``metadata(row)``) and document when given; never
-    the vector. Each slot is set for all matches by one ``map`` (C calls the setter,
-    no bytecode per match: 0.3 µs a match instead of 0.45 in a Python loop)."""
+    the vector. Many matches (a batch's) are built slot by slot, each slot set for all
+    of them by one ``map`` (C calls the setter, no bytecode per match: 0.3 µs a match
+    instead of 0.45); a few (a single query's) one by one, as seven maps cost more than
+    they save for ten matches (7 µs against 5.5 after the product)."""
+    count = len(ids)
+    if count >= _BY_SLOT_FROM:
+        return _by_slot(rows, ids, scores, metadata, documents)
+    matches: list[Match] = []
+    for row, rid, score in zip(rows, ids, scores, strict=True):
+        match: Any = _new(Match)
+        _set_id(match, rid)
+        _set_score(match, score)
+        _set_metadata(match, None if metadata is None else metadata(row))
+        _set_vector(match, None)
+        _set_sparse(match, None)
+        _set_document(match, None if documents is None else documents[row])
+        matches.append(match)
+    return matches
+
+
+_BY_SLOT_FROM = 64
+
+
+def _by_slot(
+    rows: Sequence[int],
+    ids: Sequence[str],
+    scores: Sequence[float],
+    metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
+    documents: Sequence[str | None] | None,
+) -> list[Match]:
     count = len(ids)
     matches: list[Any] = list(map(_new, repeat(Match, count)))
     _drain(map(_set_id, matches, ids))
