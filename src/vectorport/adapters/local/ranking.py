@@ -161,13 +161,13 @@ def pair_scores(metric: Metric, queries: Prepared, hits: npt.NDArray[np.intp],
     the same way whichever chunk it falls in, so a single query and a batch agree.
     ``norms`` are the rows' :func:`wide_norms` (for cosine)."""
     if len(rows) <= _CHUNK:  # a single query's few candidates: no output to assemble
-        return _chunk_scores(metric, matrix[rows].astype(np.float64), queries, hits,
+        return _chunk_scores(metric, matrix.take(rows, axis=0).astype(np.float64), queries, hits,
                              norms[rows] if metric == "cosine" else None)
     out = np.empty(len(rows), dtype=np.float64)
     for lo in range(0, len(rows), _CHUNK):
         chunk = rows[lo:lo + _CHUNK]
         out[lo:lo + _CHUNK] = _chunk_scores(
-            metric, matrix[chunk].astype(np.float64), queries, hits[lo:lo + _CHUNK],
+            metric, matrix.take(chunk, axis=0).astype(np.float64), queries, hits[lo:lo + _CHUNK],
             norms[chunk] if metric == "cosine" else None)
     return out
 
@@ -180,7 +180,8 @@ def one_scores(metric: Metric, wide: npt.NDArray[np.float64], query_norm: float,
     per-candidate division, square root and reciprocal in Python, whose IEEE operations
     round as numpy's do: the same values, with four numpy calls fewer (a dozen
     candidates spent more in numpy's per-call cost than in arithmetic)."""
-    x = matrix[rows].astype(np.float64)
+    # take, not matrix[rows]: half the cost for a dozen rows (no fancy-index setup)
+    x = matrix.take(rows, axis=0).astype(np.float64)
     paired = wide.repeat(len(rows), axis=0)  # what pair_scores' wide[hits] holds
     if metric == "euclidean":
         x -= paired
@@ -199,7 +200,7 @@ def _chunk_scores(metric: Metric, x: npt.NDArray[np.float64], queries: Prepared,
                   ) -> npt.NDArray[np.float64]:
     """:func:`pair_scores` of rows ``x`` (float64 copies, changed in place) whose float64
     norms are ``norms`` (cosine only)."""
-    paired = queries.wide[hits]
+    paired = queries.wide.take(hits, axis=0)
     if metric == "euclidean":
         x -= paired
         distances = np.sqrt(np.einsum("ij,ij->i", x, x))
