@@ -26,7 +26,9 @@ from vectorport.core.filters.oracle import matches
 from vectorport.core.filters.parse import parse_filter
 
 DIM = 8
-FILTERS = ({"g": 1}, {"g": {"$in": [0, 2]}}, {"g": {"$ne": 1}, "h": True})
+FILTERS = ({"g": 1}, {"g": {"$in": [0, 2]}}, {"g": {"$ne": 1}, "h": True}, {"h": True})
+"""A third, two thirds, about half and 70% of the rows: the last is past the share of
+rows a subset's vector copy may hold, so it is scored by a gather of its rows."""
 
 
 @pytest.fixture(scope="module")
