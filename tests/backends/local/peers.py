@@ -64,7 +64,8 @@ def run(op, a):
         return store.index(a["name"]).count(a.get("ns", ""), filter=a.get("filter"))
     elif op == "query":
         found = store.index(a["name"]).query(a["vector"], top_k=a["top_k"],
-                                             namespace=a.get("ns", ""))
+                                             namespace=a.get("ns", ""),
+                                             filter=a.get("filter"))
         return [m.id for m in found]
     elif op == "workload":
         # disjoint ids per worker, a contested id per j, and patches of shared records

@@ -26,12 +26,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from vectorport.adapterkit import read_only_float32
-from vectorport.adapters.local import bounds, explain, ranking, results
+from vectorport.adapters.local import bounds, explain, ranking
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
+from vectorport.adapters.local.dense import answer_one, dense_answers, full_match
 from vectorport.adapters.local.engine import (
     NamespaceData,
-    Subset,
     candidates,
     candidates_many,
     top_rows,
@@ -55,7 +54,6 @@ from vectorport.core.types import (
     IndexInfo,
     IndexSpec,
     Match,
-    Metric,
     QueryRequest,
     Record,
     RecordPage,
@@ -279,7 +277,15 @@ class LocalAdapter:
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         # reshape, not [None, :]: a zero stride makes numpy skip BLAS (20x slower)
         queries = None if request.vector is None else request.vector.reshape(1, -1)
-        return self._answer(index, request, queries)[0]
+        if queries is None or request.sparse is not None:
+            return self._answer(index, request, queries)[0]
+        with self._lock:  # dense only: the single query's own path
+            self._refresh()
+            data = self._state(index).ns(request.namespace)
+            if data is None or not len(data):
+                return []
+            return answer_one(data, index.metric, request, queries,
+                              data.subset(request.filter, index.metric))
 
     def query_many(
         self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix
@@ -300,7 +306,7 @@ class LocalAdapter:
                 return [[] for _ in range(batch)]
             subset = data.subset(request.filter, index.metric)
             if request.sparse is None and queries is not None:
-                return self._dense_answers(data, index.metric, request, queries, subset)
+                return dense_answers(data, index.metric, request, queries, subset)
             rows = np.arange(len(data)) if subset is None else subset.rows
             dense = None if queries is None else data.dense_scores(index.metric, queries, subset)
             sparse = None
@@ -328,53 +334,8 @@ class LocalAdapter:
                         scores += sparse[position]
                 best = top_rows(data.ids, rows[position], scores, request.top_k,
                                 request.min_score)
-                answers.append([self._match(data, row, score, request) for row, score in best])
+                answers.append([full_match(data, row, score, request) for row, score in best])
             return answers
-
-    def _dense_answers(self, data: NamespaceData, metric: Metric, request: QueryRequest,
-                       queries: DenseMatrix, subset: Subset | None) -> list[list[Match]]:
-        """Dense-only queries, the whole batch at once: every row whose float32 key is
-        within the proven rounding bound of its query's k-th best (:mod:`bounds`) is
-        rescored in float64 (ranks and scores are exact), with no Python work per
-        candidate."""
-        # the queries' float64 copies and norms before the product, while the caches
-        # still hold what the call touched so far (the product evicts them)
-        prepared = ranking.prepare(queries)
-        margins = bounds.key_margins(metric, data.dimension, prepared.norms,
-                                     0.0 if metric == "cosine" else data.max_norm(subset))
-        if metric == "euclidean":  # rank by keys in the scores' order: fewer passes
-            keys = data.euclidean_keys(queries, subset)
-        elif metric == "cosine":  # |q|·cosine: the queries are never normalised
-            keys = data.cosine_keys(queries, subset)
-        else:
-            keys = data.dense_scores(metric, queries, subset)
-        hits, cols = ranking.candidate_pairs(keys, request.top_k, margins)
-        rows = cols if subset is None else subset.rows[cols]
-        scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows,
-                                     data.wide_norms)
-        best = ranking.best_pairs(data.id_array, len(queries), hits, rows, scores,
-                                  request.top_k, request.min_score)
-        include = request.include
-        if include.vectors:
-            return [[self._match(data, row, score, request) for row, score in best.pairs(b)]
-                    for b in range(len(queries))]
-        # the common case, without the per-match checks of _match: ids, scores and the
-        # parts asked for (metadata copied, as the caller may change what it is given)
-        return results.dense_matches(
-            best, data.metadata_of if include.metadata else None,
-            data.documents if include.documents else None)
-
-    @staticmethod
-    def _match(data: NamespaceData, row: int, score: float, request: QueryRequest) -> Match:
-        include = request.include
-        return Match(
-            id=data.ids[row],
-            score=score,
-            metadata=data.metadata_of(row) if include.metadata else None,
-            vector=read_only_float32(data.vectors[row]) if include.vectors else None,
-            sparse=data.sparse[row] if include.vectors else None,
-            document=data.documents[row] if include.documents else None,
-        )
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         with self._lock:

@@ -31,7 +31,7 @@ at the cut), so every row the contract's order could place in the top k is resco
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -52,10 +52,14 @@ def error_constant(dimension: int) -> float:
     return 2.0 * du / (1.0 - du) + 16.0 * _UNIT
 
 
-def key_margins(metric: Metric, dimension: int, query_norms: npt.NDArray[np.float64],
-                max_norm: float) -> npt.NDArray[np.float64]:
+Norms = TypeVar("Norms", float, npt.NDArray[np.float64])
+
+
+def key_margins(metric: Metric, dimension: int, query_norms: Norms, max_norm: float
+                ) -> Norms:
     """``2E`` per query, in key units: how far below its k-th best key a row can still
-    make the top k. ``query_norms`` are float64 ``|q|``; ``max_norm`` the largest
+    make the top k. ``query_norms`` are float64 ``|q|`` (an array, or one query's as a
+    Python float: the same operations give the same values); ``max_norm`` the largest
     stored norm of the rows scored (not used by cosine, whose keys are scaled by |x|)."""
     twice = 2.0 * error_constant(dimension)
     if metric == "cosine":
@@ -63,8 +67,7 @@ def key_margins(metric: Metric, dimension: int, query_norms: npt.NDArray[np.floa
     if metric == "dotproduct":
         return (twice * max_norm) * query_norms
     spread = query_norms + (1.0 + max_norm)
-    margins: npt.NDArray[np.float64] = twice * (spread * spread)
-    return margins
+    return twice * (spread * spread)
 
 
 def score_margins(metric: Metric, dimension: int, query_norms: npt.NDArray[np.float64],

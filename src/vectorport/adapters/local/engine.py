@@ -311,6 +311,18 @@ class NamespaceData:
         scores: npt.NDArray[np.float32] = np.reciprocal(squared, out=squared)
         return scores
 
+    def keys(self, metric: Metric, queries: npt.NDArray[np.float32], subset: Subset | None
+             ) -> npt.NDArray[np.float32]:
+        """Each query's ranking keys over the subset's rows (all rows when ``subset`` is
+        None), in the scores' order per query, from one matrix product: for euclidean
+        and cosine cheaper than the scores (:meth:`euclidean_keys`, :meth:`cosine_keys`),
+        for dot product the scores; :func:`bounds.key_margins` bounds their error."""
+        if metric == "euclidean":
+            return self.euclidean_keys(queries, subset)
+        if metric == "cosine":
+            return self.cosine_keys(queries, subset)
+        return self.dense_scores(metric, queries, subset)
+
     def cosine_keys(self, queries: npt.NDArray[np.float32], subset: Subset | None
                     ) -> npt.NDArray[np.float32]:
         """``|q| · cosine`` for each query and row: the cosine's order per query, with

@@ -5,7 +5,8 @@
 fields through ``object.__setattr__`` (frozen forbids plain assignment), about 1 µs per
 match here, so a batch of 200 queries × top 10 spent 2 ms of its ~14 ms there. Setting
 the slots through their own descriptors does the same thing with no attribute lookup
-and no ``__init__`` frame (about 0.45 µs). ``Match`` has no ``__post_init__`` and no
+and no ``__init__`` frame (about 0.45 µs; 0.3 µs when each slot is set for all the
+matches of a call by one ``map``, the setter called from C). ``Match`` has no ``__post_init__`` and no
 validation to skip; :func:`check_match_layout` proves at import that the fields are
 still exactly the slots set here, so a change to ``Match`` fails loudly, not silently.
 """
@@ -13,7 +14,9 @@ still exactly the slots set here, so a change to ``Match`` fails loudly, not sil
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from vectorport.adapters.local.ranking import Ranked
@@ -41,21 +44,64 @@ def dense_matches(
     metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
     documents: Sequence[str | None] | None,
 ) -> list[list[Match]]:
-    """For each query, a :class:`Match` per ranked ``(row, id, score)``: id, score, and
-    the metadata (a fresh mapping the caller may change: ``metadata(row)``) and document
-    when given; never the vector."""
-    rows, ids, scores = ranked.rows, ranked.ids, ranked.scores
-    answers: list[list[Match]] = []
-    for lo, hi in ranked.spans:
-        matches: list[Match] = []
-        for row, rid, score in zip(rows[lo:hi], ids[lo:hi], scores[lo:hi], strict=True):
-            match: Any = _new(Match)
-            _set_id(match, rid)
-            _set_score(match, score)
-            _set_metadata(match, None if metadata is None else metadata(row))
-            _set_vector(match, None)
-            _set_sparse(match, None)
-            _set_document(match, None if documents is None else documents[row])
-            matches.append(match)
-        answers.append(matches)
-    return answers
+    """For each query, a :class:`Match` per ranked ``(row, id, score)``
+    (:func:`one_matches`, all of the batch's at once)."""
+    built = one_matches(ranked.rows, ranked.ids, ranked.scores, metadata, documents)
+    return [built[lo:hi] for lo, hi in ranked.spans]
+
+
+def one_matches(
+    rows: Sequence[int],
+    ids: Sequence[str],
+    scores: Sequence[float],
+    metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
+    documents: Sequence[str | None] | None,
+) -> list[Match]:
+    """A :class:`Match` per ``(row, id, score)``: id, score, and the metadata (a fresh
+    mapping the caller may change: ``metadata(row)``) and document when given; never
+    the vector. Many matches (a batch's) are built slot by slot, each slot set for all
+    of them by one ``map`` (C calls the setter, no bytecode per match: 0.3 µs a match
+    instead of 0.45); a few (a single query's) one by one, as seven maps cost more than
+    they save for ten matches (7 µs against 5.5 after the product)."""
+    count = len(ids)
+    if count >= _BY_SLOT_FROM:
+        return _by_slot(rows, ids, scores, metadata, documents)
+    matches: list[Match] = []
+    for row, rid, score in zip(rows, ids, scores, strict=True):
+        match: Any = _new(Match)
+        _set_id(match, rid)
+        _set_score(match, score)
+        _set_metadata(match, None if metadata is None else metadata(row))
+        _set_vector(match, None)
+        _set_sparse(match, None)
+        _set_document(match, None if documents is None else documents[row])
+        matches.append(match)
+    return matches
+
+
+_BY_SLOT_FROM = 64
+
+
+def _by_slot(
+    rows: Sequence[int],
+    ids: Sequence[str],
+    scores: Sequence[float],
+    metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
+    documents: Sequence[str | None] | None,
+) -> list[Match]:
+    count = len(ids)
+    matches: list[Any] = list(map(_new, repeat(Match, count)))
+    _drain(map(_set_id, matches, ids))
+    _drain(map(_set_score, matches, scores))
+    _drain(map(_set_metadata, matches,
+               repeat(None, count) if metadata is None else map(metadata, rows)))
+    _drain(map(_set_vector, matches, repeat(None, count)))
+    _drain(map(_set_sparse, matches, repeat(None, count)))
+    _drain(map(_set_document, matches,
+               repeat(None, count) if documents is None else map(documents.__getitem__, rows)))
+    return matches
+
+
+def _drain(calls: Iterator[object]) -> None:
+    """Run every call of ``calls`` (a lazy ``map``), keeping none of the results."""
+    deque(calls, maxlen=0)
