@@ -117,6 +117,8 @@ class QdrantAdapter:
         self._engine = engine
         self._capabilities = capabilities
         self._shown_as = shown_as
+        self._versions: dict[str, int] = {}
+        """The point layout of each collection (:data:`.naming.LAYOUT`), read once."""
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> QdrantAdapter:
@@ -186,15 +188,29 @@ class QdrantAdapter:
 
     # -- lifecycle ----------------------------------------------------------------
 
-    def _spec(self, name: str) -> IndexSpec:
+    def _settings(self, name: str) -> tuple[IndexSpec, int]:
         text = self._engine.spec_json(name)
         if text is None:
+            self._versions.pop(name, None)
             raise IndexNotFoundError(name)  # absent, or a collection vectorport did not create
-        return codec.spec_from_json(text)
+        spec, version = codec.settings_from_json(text)
+        self._versions[name] = version
+        return spec, version
+
+    def _spec(self, name: str) -> IndexSpec:
+        return self._settings(name)[0]
+
+    def _version(self, name: str) -> int:
+        """The point layout of collection ``name``: collections written before layout 2
+        keep the vector as written of a cosine index as the named vector ``raw``, and
+        are read and written so (see :mod:`.naming`)."""
+        version = self._versions.get(name)
+        return self._settings(name)[1] if version is None else version
 
     def create_index(self, spec: IndexSpec) -> None:
         layout = collection_layout(spec)  # checked before any I/O
-        self._engine.create(spec.name, layout, codec.spec_to_json(spec))
+        self._engine.create(spec.name, layout, codec.settings_to_json(spec))
+        self._versions[spec.name] = naming.LAYOUT
 
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._spec(name)
@@ -207,13 +223,15 @@ class QdrantAdapter:
     def delete_index(self, name: str) -> None:
         self._spec(name)
         self._engine.drop(name)
+        self._versions.pop(name, None)
 
     # -- data ---------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         bools_native = self._engine.bools_native
-        points = [codec.to_point(index, namespace, r, bools_native=bools_native)
-                  for r in records]
+        version = self._version(index.name)
+        points = [codec.to_point(index, namespace, r, bools_native=bools_native,
+                                 version=version) for r in records]
         written: list[str] = []
         try:
             for batch in size_batches(points, self._engine.max_request_bytes):
@@ -228,7 +246,8 @@ class QdrantAdapter:
         scorer = Scorer.for_query(index.metric, codec.stored_vector_name(index),
                                   request.vector, request.sparse)
         source = _Candidates(self._engine, index, request, self._scoped(
-            request.namespace, request.filter), options)
+            request.namespace, request.filter), options,
+            codec.vector_names(index, self._version(index.name)))
         best = exact_top_k(scorer, source, request.top_k, request.min_score)
         include = request.include
         return [codec.to_match(index, hit, score, metadata=include.metadata,
@@ -242,8 +261,9 @@ class QdrantAdapter:
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         uids = [naming.point_id(namespace, i) for i in unique(ids)]
         out: list[Record] = []
+        names = codec.vector_names(index, self._version(index.name))
         for chunk in batches(uids, _FETCH_CHUNK):
-            for hit in self._engine.retrieve(index.name, chunk, codec.vector_names(index)):
+            for hit in self._engine.retrieve(index.name, chunk, names):
                 if hit.payload.get(naming.NAMESPACE) == namespace:
                     out.append(codec.to_record(index, hit))
         return out
@@ -282,7 +302,8 @@ class QdrantAdapter:
         stored: a concurrent write makes the swap fail and the patch start again, so a
         patch is atomic and never undoes another write."""
         uid = naming.point_id(namespace, patch.id)
-        names = codec.vector_names(index)
+        version = self._version(index.name)
+        names = codec.vector_names(index, version)
         for attempt in range(_PATCH_ATTEMPTS):
             if attempt:
                 time.sleep(random.uniform(0, 0.002 * attempt))  # back off under contention
@@ -293,7 +314,7 @@ class QdrantAdapter:
             revision = current.payload.get(naming.REVISION)
             point = codec.to_point(index, namespace,
                                    codec.patched(codec.to_record(index, current), patch),
-                                   bools_native=self._engine.bools_native)
+                                   bools_native=self._engine.bools_native, version=version)
             condition: QdrantFilter = (
                 {"must": [{"key": naming.REVISION, "match": {"value": revision}}]}
                 if isinstance(revision, str)
@@ -343,13 +364,13 @@ class _Candidates:
     """The :class:`~.ranking.CandidateSource` of one query."""
 
     def __init__(self, engine: Engine, index: IndexSpec, request: QueryRequest,
-                 flt: QdrantFilter, options: SearchOptions) -> None:
+                 flt: QdrantFilter, options: SearchOptions, vectors: list[str]) -> None:
         self.engine = engine
         self.index = index
         self.request = request
         self.flt = flt
         self.options = options
-        self.vectors = codec.vector_names(index)
+        self.vectors = vectors
         self.strong = request.consistency == "strong"
 
     def dense(self, limit: int) -> Sequence[Hit]:

@@ -6,7 +6,9 @@ independent of either SDK, so that the layout lives here once.
 
 from __future__ import annotations
 
+import binascii
 import functools
+import json
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,8 +17,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vectorport.adapterkit import read_only_float32, spec_from_json, spec_to_json
+from vectorport.adapterkit import match_of, read_only_float32, spec_from_json, spec_to_json
 from vectorport.adapters.qdrant import naming
+from vectorport.core.errors import BackendError
 from vectorport.core.types import (
     DenseVector,
     IndexSpec,
@@ -78,7 +81,41 @@ class Hit:
         return str(self.point.id)
 
 
-def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool) -> Point:
+def settings_to_json(spec: IndexSpec) -> str:
+    """What a collection keeps beside its points: the IndexSpec and the point layout
+    this code writes (:data:`.naming.LAYOUT`)."""
+    settings = json.loads(spec_to_json(spec))
+    settings[naming.LAYOUT_KEY] = naming.LAYOUT
+    return json.dumps(settings, sort_keys=True)
+
+
+def settings_from_json(text: str) -> tuple[IndexSpec, int]:
+    """The IndexSpec and point layout of :func:`settings_to_json` (a collection written
+    before the layout was recorded holds the bare IndexSpec: layout 1)."""
+    settings: dict[str, Any] = json.loads(text)
+    version = settings.pop(naming.LAYOUT_KEY, 1)
+    if not isinstance(version, int) or not 1 <= version <= naming.LAYOUT:
+        raise BackendError(f"qdrant: the collection has point layout {version!r}, which "
+                           f"this version of vectorport cannot read (it knows 1 to "
+                           f"{naming.LAYOUT}); upgrade vectorport")
+    return spec_from_json(json.dumps(settings)), version
+
+
+def vector_in_payload(index: IndexSpec, version: int) -> bool:
+    """Whether the vector as written is the payload's :data:`.naming.VECTOR` text."""
+    return version >= 2 and index.metric == "cosine"
+
+
+def vector_text(vector: DenseVector) -> str:
+    """The payload text of a vector as written: base64 of its little-endian float32
+    bytes (exact, and one string for the engine to hand back)."""
+    return binascii.b2a_base64(np.asarray(vector, dtype="<f4").tobytes(),
+                               newline=False).decode("ascii")
+
+
+def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool,
+             version: int = naming.LAYOUT) -> Point:
+    """``record`` as a point of a collection in point layout ``version``."""
     meta = {k: list(v) if isinstance(v, tuple) else v for k, v in record.metadata.items()}
     payload: dict[str, Any] = {naming.NAMESPACE: namespace, naming.ID: record.id,
                                naming.META: meta, naming.REVISION: naming.revision()}
@@ -91,28 +128,38 @@ def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: 
     dense = record.vector.tolist()
     vectors: dict[str, VectorValue] = {naming.DENSE: dense}
     if index.metric == "cosine":
-        vectors[naming.RAW] = dense
+        if version >= 2:
+            payload[naming.VECTOR] = vector_text(record.vector)
+        else:
+            vectors[naming.RAW] = dense
     if index.sparse and record.sparse is not None:
         vectors[naming.SPARSE] = record.sparse
     return Point(naming.point_id(namespace, record.id), vectors, payload)
 
 
 def stored_vector_name(index: IndexSpec) -> str:
-    """The named vector holding the dense vector as written."""
+    """The named vector holding the dense vector as written, where one does (every
+    index in layout 1; non-cosine indexes in every layout)."""
     return naming.RAW if index.metric == "cosine" else naming.DENSE
 
 
-def vector_names(index: IndexSpec) -> list[str]:
-    """The named vectors exact scoring and returned records need."""
-    names = [stored_vector_name(index)]
+def vector_names(index: IndexSpec, version: int = naming.LAYOUT) -> list[str]:
+    """The named vectors exact scoring and returned records need, in layout
+    ``version`` (none on a cosine index of layout 2 without sparse vectors: the vector
+    as written comes with the payload)."""
+    names = [] if vector_in_payload(index, version) else [stored_vector_name(index)]
     if index.sparse:
         names.append(naming.SPARSE)
     return names
 
 
 def metadata_of(payload: Mapping[str, Any]) -> dict[str, MetadataValue]:
+    meta = payload.get(naming.META)
+    if not meta:
+        return {}
+    # lists are stored for tuples; a copy either way (the engine's dict is the hit's)
     return {key: tuple(value) if type(value) is list else value
-            for key, value in (payload.get(naming.META) or {}).items()}
+            for key, value in meta.items()}
 
 
 def document_of(payload: Mapping[str, Any]) -> str | None:
@@ -120,9 +167,23 @@ def document_of(payload: Mapping[str, Any]) -> str | None:
     return None if document is None else str(document)
 
 
+def _missing(hit: Hit) -> BackendError:
+    return BackendError(f"qdrant: point {hit.record_id!r} came back without its stored "
+                        "vector (the collection's layout changed under this connection?)")
+
+
 def dense_of(index: IndexSpec, hit: Hit) -> DenseVector:
-    stored = hit.vectors[stored_vector_name(index)]
-    assert not isinstance(stored, SparseVector)  # the dense vector's name
+    """The vector as written: the payload's text (layout 2, cosine) or the named
+    vector, whichever the point holds."""
+    text = hit.payload.get(naming.VECTOR)
+    if isinstance(text, str):
+        array = np.frombuffer(binascii.a2b_base64(text), dtype="<f4").astype(np.float32,
+                                                                            copy=False)
+        array.setflags(write=False)  # frombuffer over bytes is read-only already
+        return array
+    stored = hit.vectors.get(stored_vector_name(index))
+    if stored is None or isinstance(stored, SparseVector):
+        raise _missing(hit)
     return read_only_float32(stored)
 
 
@@ -155,15 +216,15 @@ def patched(record: Record, patch: RecordPatch) -> Record:
 
 def to_match(index: IndexSpec, hit: Hit, score: float, *, metadata: bool, vectors: bool,
              documents: bool) -> Match:
-    return Match(
-        id=hit.record_id,
-        score=score,
-        metadata=metadata_of(hit.payload) if metadata else None,
-        vector=dense_of(index, hit) if vectors else None,
-        sparse=sparse_of(index, hit) if vectors else None,
-        document=document_of(hit.payload) if documents else None,
+    payload = hit.payload
+    return match_of(
+        hit.record_id,
+        score,
+        metadata_of(payload) if metadata else None,
+        dense_of(index, hit) if vectors else None,
+        sparse_of(index, hit) if vectors else None,
+        document_of(payload) if documents else None,
     )
-
 
 
 @functools.lru_cache(maxsize=16)
@@ -183,6 +244,23 @@ def float64_rows(rows: Sequence[Sequence[float]]) -> npt.NDArray[np.float64]:
     pack = _doubles(dimension).pack
     buffer = b"".join([pack(*row) for row in rows])
     return np.frombuffer(buffer, dtype=np.float64).reshape(len(rows), dimension)
+
+
+def dense_matrix(hits: Sequence[Hit], name: str) -> npt.NDArray[np.float64]:
+    """The vectors as written of ``hits`` (all of one collection, so all in one
+    layout) as one float64 matrix: decoded from the payloads' base64 texts in one
+    buffer, or packed from the named vector ``name`` (:func:`float64_rows`)."""
+    texts: list[Any] = [hit.payload.get(naming.VECTOR) for hit in hits]
+    if texts and all(type(text) is str for text in texts):
+        buffer = b"".join([binascii.a2b_base64(text) for text in texts])
+        return np.frombuffer(buffer, dtype="<f4").reshape(len(hits), -1).astype(np.float64)
+    rows: list[Any] = []
+    for hit in hits:
+        stored = hit.vectors.get(name)
+        if stored is None or isinstance(stored, SparseVector):
+            raise _missing(hit)
+        rows.append(stored)
+    return float64_rows(rows)
 
 
 def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
@@ -207,6 +285,7 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
     return Hit(point, payload, vectors, str(payload[naming.ID]))
 
 
-__all__ = ["Hit", "HitVector", "Point", "QueryValue", "dense_of", "float64_rows", "metadata_of",
-           "spec_from_json", "spec_to_json", "stored_vector_name", "to_match", "to_point",
-           "to_record", "vector_names"]
+__all__ = ["Hit", "HitVector", "Point", "QueryValue", "dense_matrix", "dense_of", "float64_rows",
+           "metadata_of", "settings_from_json", "settings_to_json", "spec_from_json",
+           "spec_to_json", "stored_vector_name", "to_match", "to_point", "to_record",
+           "vector_in_payload", "vector_names", "vector_text"]
