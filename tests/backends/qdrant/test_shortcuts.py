@@ -224,3 +224,12 @@ def test_filters_are_built_once_and_reused_across_queries(tmp_path: Path) -> Non
                 assert [m.id for m in got] == [e.id for e in want]
                 assert index.count(namespace=namespace, filter=where) == sum(
                     1 for r in records if matches(node, r.metadata))
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 100])
+def test_batch_revisions_are_fresh_tokens_like_single_ones(count: int) -> None:
+    # an upsert reads the random source once for all its revision tokens
+    tokens = naming.revisions(count)
+    assert len(tokens) == count == len(set(tokens))
+    single = naming.revision()
+    assert all(len(t) == len(single) == 32 and int(t, 16) >= 0 for t in tokens)

@@ -231,7 +231,8 @@ class QdrantAdapter:
         bools_native = self._engine.bools_native
         version = self._version(index.name)
         points = [codec.to_point(index, namespace, r, bools_native=bools_native,
-                                 version=version) for r in records]
+                                 version=version, revision=revision)
+                  for r, revision in zip(records, naming.revisions(len(records)), strict=True)]
         written: list[str] = []
         try:
             for batch in size_batches(points, self._engine.max_request_bytes):

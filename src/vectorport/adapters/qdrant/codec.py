@@ -114,11 +114,13 @@ def vector_text(vector: DenseVector) -> str:
 
 
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool,
-             version: int = naming.LAYOUT) -> Point:
-    """``record`` as a point of a collection in point layout ``version``."""
+             version: int = naming.LAYOUT, revision: str | None = None) -> Point:
+    """``record`` as a point of a collection in point layout ``version``, with the
+    revision token ``revision`` (default: a fresh one, :func:`.naming.revision`)."""
     meta = {k: list(v) if isinstance(v, tuple) else v for k, v in record.metadata.items()}
-    payload: dict[str, Any] = {naming.NAMESPACE: namespace, naming.ID: record.id,
-                               naming.META: meta, naming.REVISION: naming.revision()}
+    payload: dict[str, Any] = {
+        naming.NAMESPACE: namespace, naming.ID: record.id, naming.META: meta,
+        naming.REVISION: naming.revision() if revision is None else revision}
     if record.document is not None:
         payload[naming.DOCUMENT] = record.document
     if not bools_native:

@@ -86,6 +86,13 @@ def revision() -> str:
     return os.urandom(16).hex()
 
 
+def revisions(count: int) -> list[str]:
+    """``count`` fresh revision tokens (:func:`revision`) from one read of the system's
+    random source: a system call per record was ≈ 0.4 µs of each point of an upsert."""
+    text = os.urandom(16 * count).hex()
+    return [text[at:at + 32] for at in range(0, 32 * count, 32)]
+
+
 def meta_key(field: str) -> str:
     return f"{META}.{field}"
 
@@ -101,5 +108,5 @@ def bool_text(value: bool) -> str:
 __all__ = [
     "BOOLS", "DENSE", "DOCUMENT", "ID", "LAYOUT", "LAYOUT_KEY", "META", "NAMESPACE",
     "POINT_ID_NAMESPACE", "RAW", "REVISION", "SPARSE", "SPEC_KEY", "VECTOR", "bool_key",
-    "bool_text", "meta_key", "point_id", "revision",
+    "bool_text", "meta_key", "point_id", "revision", "revisions",
 ]
