@@ -89,7 +89,8 @@ def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[vector
 
 def test_layout_1_points_are_what_the_old_code_wrote(old_store: vectorport.Store) -> None:
     hit = _stored(old_store, "r01")
-    assert naming.VECTOR not in hit.payload
+    assert naming.VECTOR not in hit.payload and naming.REVISION_ID not in hit.payload
+    assert hit.payload[naming.ID] == "r01" and len(hit.payload[naming.REVISION]) == 32
     assert hit.vectors[naming.RAW] == _rows()[1]["vector"]
 
 
@@ -151,10 +152,19 @@ def test_layout_1_patches_and_upserts_stay_layout_1(old_store: vectorport.Store)
 
 def test_new_collections_are_layout_2_beside_old_ones(old_store: vectorport.Store) -> None:
     index = old_store.create_index("new_idx", DIM, "cosine")
-    index.upsert([("a", _rows()[0]["vector"])])
-    hit = _adapter(old_store).engine.retrieve("new_idx", [naming.point_id("", "a")],
-                                              [naming.DENSE])[0]
+    odd = "é 日本\n" + "x" * 40  # ids are kept after the revision token, as given
+    index.upsert([("a", _rows()[0]["vector"]), (odd, _rows()[1]["vector"])])
+    engine = _adapter(old_store).engine
+    hit = engine.retrieve("new_idx", [naming.point_id("", "a")], [naming.DENSE])[0]
     assert naming.VECTOR in hit.payload and naming.RAW not in hit.vectors
+    assert naming.ID not in hit.payload and naming.REVISION not in hit.payload
+    assert hit.payload[naming.REVISION_ID][naming.REVISION_CHARS:] == "a" == hit.record_id
+    assert sorted(index.fetch(["a", odd])) == sorted(["a", odd])
+    before = engine.retrieve("new_idx", [naming.point_id("", odd)], [])[0]
+    assert isinstance(index, PatchableIndex) and index.patch(odd, metadata={"k": 1})
+    after = engine.retrieve("new_idx", [naming.point_id("", odd)], [])[0]
+    assert after.record_id == odd and after.payload[naming.REVISION_ID] != before.payload[
+        naming.REVISION_ID]  # a fresh token
     text = _adapter(old_store).engine.spec_json("new_idx")
     assert text is not None and codec.settings_from_json(text)[1] == naming.LAYOUT
     assert old_store.index(NAME).query(_rows()[0]["vector"], top_k=2)[0].id == "r00"

@@ -237,7 +237,7 @@ class QdrantAdapter:
         try:
             for batch in size_batches(points, self._engine.max_request_bytes):
                 self._engine.upsert(index.name, batch)
-                written.extend(p.payload[naming.ID] for p in batch)
+                written.extend(codec.record_id_of(p.payload) for p in batch)
         except BackendError as exc:
             exc.written_ids = tuple(written)  # of this call's batch (see the facade)
             raise
@@ -312,20 +312,14 @@ class QdrantAdapter:
             if not found:
                 return False
             current = found[0]
-            revision = current.payload.get(naming.REVISION)
             point = codec.to_point(index, namespace,
                                    codec.patched(codec.to_record(index, current), patch),
                                    bools_native=self._engine.bools_native, version=version)
-            condition: QdrantFilter = (
-                {"must": [{"key": naming.REVISION, "match": {"value": revision}}]}
-                if isinstance(revision, str)
-                else {"must": [{"is_empty": {"key": naming.REVISION}}]}
-            )
-            self._engine.replace_if(index.name, point, condition)
+            self._engine.replace_if(index.name, point, codec.revision_condition(current.payload))
             after = self._engine.retrieve(index.name, [uid], ())
             if not after:
                 return False  # deleted meanwhile
-            if after[0].payload.get(naming.REVISION) == point.payload[naming.REVISION]:
+            if codec.revision_of(after[0].payload) == codec.revision_of(point.payload):
                 return True
         raise BackendError(
             f"qdrant patch of {patch.id!r}: the record kept changing under "

@@ -118,9 +118,12 @@ def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: 
     """``record`` as a point of a collection in point layout ``version``, with the
     revision token ``revision`` (default: a fresh one, :func:`.naming.revision`)."""
     meta = {k: list(v) if isinstance(v, tuple) else v for k, v in record.metadata.items()}
-    payload: dict[str, Any] = {
-        naming.NAMESPACE: namespace, naming.ID: record.id, naming.META: meta,
-        naming.REVISION: naming.revision() if revision is None else revision}
+    token = naming.revision() if revision is None else revision
+    payload: dict[str, Any] = (
+        {naming.NAMESPACE: namespace, naming.REVISION_ID: token + record.id,
+         naming.META: meta} if version >= 2 else
+        {naming.NAMESPACE: namespace, naming.ID: record.id, naming.META: meta,
+         naming.REVISION: token})
     if record.document is not None:
         payload[naming.DOCUMENT] = record.document
     if not bools_native:
@@ -137,6 +140,32 @@ def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: 
     if index.sparse and record.sparse is not None:
         vectors[naming.SPARSE] = record.sparse
     return Point(naming.point_id(namespace, record.id), vectors, payload)
+
+
+def record_id_of(payload: Mapping[str, Any]) -> str:
+    """The record id a point's payload holds (layout 2 after its revision token)."""
+    text = payload.get(naming.REVISION_ID)
+    if text is None:
+        return str(payload[naming.ID])
+    return str(text)[naming.REVISION_CHARS:]
+
+
+def revision_condition(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter a patch's conditional write carries: the point still holds the
+    revision read with ``payload`` (layout 2: the whole revision-and-id value; a point
+    of layout 1 written before revisions existed: still none)."""
+    if naming.REVISION_ID in payload:
+        return {"must": [{"key": naming.REVISION_ID,
+                          "match": {"value": payload[naming.REVISION_ID]}}]}
+    revision = payload.get(naming.REVISION)
+    if isinstance(revision, str):
+        return {"must": [{"key": naming.REVISION, "match": {"value": revision}}]}
+    return {"must": [{"is_empty": {"key": naming.REVISION}}]}
+
+
+def revision_of(payload: Mapping[str, Any]) -> object:
+    """What :func:`revision_condition` compares, to tell which write is stored."""
+    return payload.get(naming.REVISION_ID, payload.get(naming.REVISION))
 
 
 def stored_vector_name(index: IndexSpec) -> str:
@@ -272,10 +301,10 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
     raw = point.vector
     payload = point.payload or {}
     if not isinstance(raw, Mapping):
-        return Hit(point, payload, {}, str(payload[naming.ID]))
+        return Hit(point, payload, {}, record_id_of(payload))
     if not any(isinstance(value, sparse_type) for value in raw.values()):
         # the engine's own fresh dict of lists: kept as it is (most hits)
-        return Hit(point, payload, raw, str(payload[naming.ID]))
+        return Hit(point, payload, raw, record_id_of(payload))
     vectors: dict[str, HitVector] = {}
     for name, value in raw.items():
         if isinstance(value, sparse_type):
@@ -284,10 +313,11 @@ def hit_of(point: Any, sparse_type: type[Any]) -> Hit:
                                          tuple(float(v) for _, v in pairs))
         else:
             vectors[name] = value
-    return Hit(point, payload, vectors, str(payload[naming.ID]))
+    return Hit(point, payload, vectors, record_id_of(payload))
 
 
 __all__ = ["Hit", "HitVector", "Point", "QueryValue", "dense_matrix", "dense_of", "float64_rows",
-           "metadata_of", "settings_from_json", "settings_to_json", "spec_from_json",
+           "metadata_of", "record_id_of", "revision_condition", "revision_of",
+           "settings_from_json", "settings_to_json", "spec_from_json",
            "spec_to_json", "stored_vector_name", "to_match", "to_point", "to_record",
            "vector_in_payload", "vector_names", "vector_text"]

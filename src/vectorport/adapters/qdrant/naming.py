@@ -7,7 +7,8 @@ index names, ``^[a-z][a-z0-9_]{2,44}$``, are valid Qdrant collection names as th
 ``uuid5(POINT_ID_NAMESPACE, namespace + "\\0" + id)``: neither a namespace nor a record
 id can contain NUL, so distinct (namespace, id) pairs give distinct names, and UUIDv5
 (SHA-1, 122 bits) makes a collision between them as likely as a SHA-1 collision. The
-original id is kept in the payload (:data:`ID`) and returned from there, exactly.
+original id is kept in the payload (layout 2: after the revision token in
+:data:`REVISION_ID`; layout 1: :data:`ID`) and returned from there, exactly.
 
 **Payload.** Reserved keys start with ``_``; the user's metadata is the object under
 :data:`META`, so a user key can never collide with a reserved one (metadata keys may
@@ -36,10 +37,17 @@ POINT_ID_NAMESPACE = uuid.UUID("6f1d3c52-8b0e-5a4e-9d57-2f0c7a4b9e61")
 NAMESPACE = "_ns"
 """The namespace, a keyword field with Qdrant's tenant index (``is_tenant``)."""
 ID = "_id"
+"""Layout 1: the record id."""
 DOCUMENT = "_doc"
 REVISION = "_rev"
-"""A fresh random token on every write: patches are compare-and-swap on it (an upsert
-conditioned on the revision read), which makes them atomic without a lock."""
+"""Layout 1: a fresh random token on every write: patches are compare-and-swap on it (an
+upsert conditioned on the revision read), which makes them atomic without a lock."""
+REVISION_ID = "_ri"
+"""Layout 2: the revision token (:data:`REVISION_CHARS` hex digits) followed by the
+record id, in one payload value: qdrant-edge-py converts a payload value by value
+(≈ 2.5 µs each on write), and the compare-and-swap of a patch matches this whole value
+as it matched the token (an id never changes under its point)."""
+REVISION_CHARS = 32
 META = "m"
 BOOLS = "_b"
 """On engines whose filters cannot match a JSON bool (the edge bindings turn
@@ -107,6 +115,6 @@ def bool_text(value: bool) -> str:
 
 __all__ = [
     "BOOLS", "DENSE", "DOCUMENT", "ID", "LAYOUT", "LAYOUT_KEY", "META", "NAMESPACE",
-    "POINT_ID_NAMESPACE", "RAW", "REVISION", "SPARSE", "SPEC_KEY", "VECTOR", "bool_key",
-    "bool_text", "meta_key", "point_id", "revision", "revisions",
+    "POINT_ID_NAMESPACE", "RAW", "REVISION", "REVISION_CHARS", "REVISION_ID", "SPARSE",
+    "SPEC_KEY", "VECTOR", "bool_key", "bool_text", "meta_key", "point_id", "revision", "revisions",
 ]
