@@ -6,7 +6,6 @@ query or from the definitions in :mod:`vectorport.adapters.qdrant.naming`."""
 
 from __future__ import annotations
 
-import base64
 import socket
 import subprocess
 import sys
@@ -143,8 +142,8 @@ def test_cosine_returns_vectors_as_written_while_qdrant_normalises(
     engine = _adapter(store).engine
     hit = engine.retrieve("cos_idx", [naming.point_id("", "v")], [naming.DENSE])[0]
     np.testing.assert_allclose(hit.vectors[naming.DENSE], np.array([3, 4, 12]) / 13, rtol=1e-6)
-    # the vector as written: base64 of its float32 bytes in the payload (layout 2)
-    stored = np.frombuffer(base64.b64decode(hit.payload[naming.VECTOR]), dtype="<f4")
+    # the vector as written: the hex digits of its float32 bytes in the payload (layout 2)
+    stored = np.frombuffer(bytes.fromhex(hit.payload[naming.VECTOR]), dtype="<f4")
     assert stored.tolist() == [3.0, 4.0, 12.0]
 
 

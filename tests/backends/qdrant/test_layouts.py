@@ -1,7 +1,7 @@
 """Point layouts: collections written before layout 2 keep working.
 
 Layout 1 kept a cosine index's vectors as written in the second named vector ``raw``
-and recorded no layout beside the IndexSpec; layout 2 keeps them as base64 text in the
+and recorded no layout beside the IndexSpec; layout 2 keeps them as hex text in the
 payload (:data:`~vectorport.adapters.qdrant.naming.VECTOR`). A layout-1 collection is
 written here the way the code before layout 2 wrote it (the bare IndexSpec as the
 stored settings, the ``raw`` vector, points of ``to_point(..., version=1)``), then read

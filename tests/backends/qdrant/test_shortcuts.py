@@ -61,7 +61,7 @@ def test_packed_float64_rows_are_the_stored_float32_values(rows: int, dimension:
 @hypothesis.given(st.integers(1, 6), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_payload_vectors_decode_to_the_float32_values_written(rows: int, dimension: int,
                                                               seed: int) -> None:
-    # layout 2: the vector as written is base64 text in the payload; the matrix built
+    # layout 2: the vector as written is hex text in the payload; the matrix built
     # from the texts is the one built from the engines' lists (layout 1) bit for bit,
     # and a returned vector is the float32 array written
     stored = _float32_rows(rows, dimension, seed)

