@@ -233,3 +233,28 @@ def test_batch_revisions_are_fresh_tokens_like_single_ones(count: int) -> None:
     assert len(tokens) == count == len(set(tokens))
     single = naming.revision()
     assert all(len(t) == len(single) == 32 and int(t, 16) >= 0 for t in tokens)
+
+
+class _EnginePoint:
+    """What both SDKs' points offer: an id, a payload and the vectors asked for."""
+
+    def __init__(self, payload: dict, vector: object) -> None:
+        self.id = uuid.uuid4()
+        self.payload = payload
+        self.vector = vector
+
+
+@pytest.mark.parametrize("vector", [None, {}, {"raw": [1.0, 2.0]}])
+@pytest.mark.parametrize("payload", [
+    {naming.ID: "plain"},
+    {naming.REVISION_ID: "0" * naming.REVISION_CHARS + "é id\n", naming.META: {"k": [1]}},
+])
+def test_hits_are_the_dataclass_values(payload: dict, vector: object) -> None:
+    # hit_of builds Hits without the frozen dataclass __init__: the same values
+    point = _EnginePoint(payload, vector)
+    got = codec.hit_of(point, qe.SparseVector)
+    record_id = payload.get(naming.ID) or payload[naming.REVISION_ID][naming.REVISION_CHARS:]
+    assert got == codec.Hit(point, payload, vector or {}, record_id)
+    assert got.record_id == record_id and dict(got.vectors) == (vector or {})
+    with pytest.raises(AttributeError):
+        got.record_id = "x"  # type: ignore[misc]
