@@ -145,9 +145,10 @@ def _qdrant(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         sides = overhead._paired(index, batches, raw_query, raw_upsert, (
             "Qdrant and LanceDB: Qdrant's raw side is qdrant-client's local mode with UUID "
             "point ids and the id and metadata in the payload; vectorport's first search "
-            "goes 12 deep for a top 10 and returns the stored vectors, to rescore them "
-            "exactly with ties complete; its namespace condition (evaluated point by point "
-            "in Python by local mode) is left out while the collection holds one namespace",))
+            "goes 12 deep for a top 10 and returns the vectors as written (hex text in the "
+            "payload), to rescore them exactly with ties complete; its namespace condition "
+            "(evaluated point by point in Python by local mode) is left out while the "
+            "collection holds one namespace",))
         try:
             yield sides
         finally:
@@ -182,11 +183,11 @@ def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             "Qdrant and LanceDB: Qdrant Edge's raw side is an EdgeShard of qdrant-edge-py "
             "(Qdrant's Rust engine in process) with UUID point ids and the id and metadata "
             "in the payload; vectorport's first search goes 12 deep for a top 10 and "
-            "returns the stored vectors, to rescore them exactly in float64 with ties "
-            "complete; its namespace condition is left out while the shard holds one "
-            "namespace; its points also carry the vectors as written (cosine), the "
-            "namespace and a revision token, and every 10,000 points written it runs "
-            "Qdrant's optimizers (the raw side never does)",))
+            "returns the vectors as written (hex text in the payload), to rescore them "
+            "exactly in float64 with ties complete; its namespace condition is left out "
+            "while the shard holds one namespace; its payloads also carry the vectors as "
+            "written (cosine), the namespace and a revision token, and every 10,000 points "
+            "written it runs Qdrant's optimizers (the raw side never does)",))
         try:
             yield sides
         finally:

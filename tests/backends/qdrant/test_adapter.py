@@ -140,9 +140,11 @@ def test_cosine_returns_vectors_as_written_while_qdrant_normalises(
     assert match.vector is not None and match.vector.tolist() == [3.0, 4.0, 12.0]
     assert match.score == pytest.approx(1.0, abs=1e-6)
     engine = _adapter(store).engine
-    hit = engine.retrieve("cos_idx", [naming.point_id("", "v")], [naming.DENSE, naming.RAW])[0]
+    hit = engine.retrieve("cos_idx", [naming.point_id("", "v")], [naming.DENSE])[0]
     np.testing.assert_allclose(hit.vectors[naming.DENSE], np.array([3, 4, 12]) / 13, rtol=1e-6)
-    assert list(hit.vectors[naming.RAW]) == [3.0, 4.0, 12.0]
+    # the vector as written: the hex digits of its float32 bytes in the payload (layout 2)
+    stored = np.frombuffer(bytes.fromhex(hit.payload[naming.VECTOR]), dtype="<f4")
+    assert stored.tolist() == [3.0, 4.0, 12.0]
 
 
 def test_euclidean_scores_are_one_over_one_plus_distance(store: vectorport.Store) -> None:

@@ -28,7 +28,7 @@ pytest.importorskip("qdrant_edge")
 import qdrant_edge as qe
 
 import vectorport
-from vectorport.adapters.qdrant import naming, numbers
+from vectorport.adapters.qdrant import codec, naming, numbers
 from vectorport.adapters.qdrant.engines import edge as edge_engine
 from vectorport.core.filters.oracle import matches
 from vectorport.core.filters.parse import parse_filter
@@ -141,15 +141,15 @@ def test_an_edge_shard_of_the_former_layout_gets_its_keys(tmp_path: Path) -> Non
         index.upsert([{"id": f"r{i:02d}", "vector": [1.0, float(i)], "metadata": {"x": v}}
                       for i, v in enumerate(values)])
     folder = tmp_path / "e" / "legacy"
-    # the former layout: no order keys, no layout file
+    # as written before order keys existed: none, and no marker file
     shard = qe.EdgeShard.load(str(folder / edge_engine.SHARD_DIR))
     points, _ = shard.scroll(qe.ScrollRequest(limit=1000, with_payload=True, with_vector=False))
-    read_back = {str(p.payload[naming.ID]): p.payload[naming.META]["x"] for p in points}
+    read_back = {codec.record_id_of(p.payload): p.payload[naming.META]["x"] for p in points}
     for point in points:
         shard.update(qe.UpdateOperation.delete_payload([point.id], [
             naming.number_key("x", numbers.HIGH), naming.number_key("x", numbers.LOW)]))
     shard.close()
-    (folder / edge_engine.LAYOUT_FILE).unlink()
+    (folder / edge_engine.NUMBER_KEYS_FILE).unlink()
     assert json.loads((folder / edge_engine.SPEC_FILE).read_text())  # still an index
 
     with vectorport.connect(url) as store:
@@ -161,5 +161,5 @@ def test_an_edge_shard_of_the_former_layout_gets_its_keys(tmp_path: Path) -> Non
             assert index.count(filter={"x": value}) == sum(v == value for v in read_back.values())
             assert index.count(filter={"x": {"$gte": value}}) == sum(
                 v >= value for v in read_back.values())
-    assert (folder / edge_engine.LAYOUT_FILE).read_text() == edge_engine.LAYOUT
+    assert (folder / edge_engine.NUMBER_KEYS_FILE).is_file()
     shutil.rmtree(tmp_path / "e")

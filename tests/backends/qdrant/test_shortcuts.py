@@ -19,6 +19,7 @@ pytest.importorskip("qdrant_edge")
 import qdrant_edge as qe
 
 import vectorport
+from vectorport.adapterkit import exact_scores
 from vectorport.adapters.qdrant import codec, naming
 from vectorport.adapters.qdrant.adapter import QdrantAdapter
 from vectorport.adapters.qdrant.engines.edge import EdgeEngine
@@ -34,20 +35,82 @@ def _unread(limit: int) -> list[str]:
     raise AssertionError("the namespaces should be known by now")
 
 
+def _float32_rows(rows: int, dimension: int, seed: int) -> np.ndarray:
+    """Stored float32 vectors of one random scale (tiny to huge), with a -0.0."""
+    rng = np.random.default_rng(seed)
+    stored = (rng.standard_normal((rows, dimension)) * 10.0 ** rng.integers(-30, 30)).astype(
+        np.float32)
+    stored[0, 0] = -0.0
+    return stored
+
+
 @hypothesis.settings(max_examples=200, deadline=None)
 @hypothesis.given(st.integers(1, 6), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_packed_float64_rows_are_the_stored_float32_values(rows: int, dimension: int,
                                                            seed: int) -> None:
     # the matrix exact scores are computed from: the same float64 values NumPy reads
     # from the lists the engines return, bit for bit (including -0.0, tiny and huge)
-    rng = np.random.default_rng(seed)
-    stored = (rng.standard_normal((rows, dimension)) * 10.0 ** rng.integers(-30, 30)).astype(
-        np.float32)
-    stored[0, 0] = -0.0
+    stored = _float32_rows(rows, dimension, seed)
     lists = [row.tolist() for row in stored]
     packed = codec.float64_rows(lists)
     assert packed.dtype == np.float64 and packed.shape == (rows, dimension)
     assert packed.tobytes() == np.array(lists, dtype=np.float64).tobytes()
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.integers(1, 6), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_payload_vectors_decode_to_the_float32_values_written(rows: int, dimension: int,
+                                                              seed: int) -> None:
+    # layout 2: the vector as written is hex text in the payload; the matrix built
+    # from the texts is the one built from the engines' lists (layout 1) bit for bit,
+    # and a returned vector is the float32 array written
+    stored = _float32_rows(rows, dimension, seed)
+    payload_hits = [codec.Hit(None, {naming.VECTOR: codec.vector_text(row)}, {}, f"r{i}")
+                    for i, row in enumerate(stored)]
+    list_hits = [codec.Hit(None, {}, {naming.RAW: row.tolist()}, f"r{i}")
+                 for i, row in enumerate(stored)]
+    from_text = codec.dense_matrix(payload_hits, naming.RAW)
+    assert from_text.dtype == np.float64 and from_text.shape == (rows, dimension)
+    assert from_text.tobytes() == codec.dense_matrix(list_hits, naming.RAW).tobytes()
+    spec = vectorport.IndexSpec(name="idx", dimension=dimension, metric="cosine")
+    for row, hit in zip(stored, payload_hits, strict=True):
+        vector = codec.dense_of(spec, hit)
+        assert vector.dtype == np.float32 and not vector.flags.writeable
+        assert vector.tobytes() == row.tobytes()
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(st.integers(1, 14), st.integers(1, 50), st.integers(0, 2**32 - 1),
+                  st.sampled_from(["cosine", "dotproduct", "euclidean"]), st.booleans())
+def test_exact_scores_are_numpys_formula_bit_for_bit(rows: int, dimension: int, seed: int,
+                                                     metric: str, zero_row: bool) -> None:
+    # the kit's exact_scores writes NumPy's norms out (no np.linalg.norm calls); the
+    # scores must stay the formula's to the last bit, zero vectors scoring 0
+    stored = _float32_rows(rows, dimension, seed).astype(np.float64) / 1e20
+    if zero_row:
+        stored[-1] = 0.0
+    query = _float32_rows(1, dimension, seed + 1)[0].astype(np.float64)
+    got = exact_scores(metric, query, stored)  # type: ignore[arg-type]
+    assert got.tobytes() == _formula(metric, query, stored).tobytes()
+    as_lists = exact_scores(metric, query.tolist(), stored.tolist())  # type: ignore[arg-type]
+    assert as_lists.tobytes() == got.tobytes()
+    # one vector is one row (BLAS may round a one-row product differently: compare alike)
+    one = exact_scores(metric, query, stored[0])  # type: ignore[arg-type]
+    assert one.tobytes() == _formula(metric, query, stored[:1]).tobytes()
+
+
+def _formula(metric: str, query: np.ndarray, stored: np.ndarray) -> np.ndarray:
+    """The contract's scores as NumPy's own calls compute them (the code before the
+    norms were written out)."""
+    if metric == "cosine":
+        norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(query)
+        want = np.zeros(len(stored))
+        np.divide(stored @ query, norms, out=want, where=norms > 0)
+        return want
+    if metric == "dotproduct":
+        return np.asarray(stored @ query)
+    diff = stored - query
+    return np.asarray(1.0 / (1.0 + np.sqrt(np.einsum("ij,ij->i", diff, diff))))
 
 
 @hypothesis.settings(max_examples=300, deadline=None)
@@ -161,3 +224,37 @@ def test_filters_are_built_once_and_reused_across_queries(tmp_path: Path) -> Non
                 assert [m.id for m in got] == [e.id for e in want]
                 assert index.count(namespace=namespace, filter=where) == sum(
                     1 for r in records if matches(node, r.metadata))
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 100])
+def test_batch_revisions_are_fresh_tokens_like_single_ones(count: int) -> None:
+    # an upsert reads the random source once for all its revision tokens
+    tokens = naming.revisions(count)
+    assert len(tokens) == count == len(set(tokens))
+    single = naming.revision()
+    assert all(len(t) == len(single) == 32 and int(t, 16) >= 0 for t in tokens)
+
+
+class _EnginePoint:
+    """What both SDKs' points offer: an id, a payload and the vectors asked for."""
+
+    def __init__(self, payload: dict, vector: object) -> None:
+        self.id = uuid.uuid4()
+        self.payload = payload
+        self.vector = vector
+
+
+@pytest.mark.parametrize("vector", [None, {}, {"raw": [1.0, 2.0]}])
+@pytest.mark.parametrize("payload", [
+    {naming.ID: "plain"},
+    {naming.REVISION_ID: "0" * naming.REVISION_CHARS + "é id\n", naming.META: {"k": [1]}},
+])
+def test_hits_are_the_dataclass_values(payload: dict, vector: object) -> None:
+    # hit_of builds Hits without the frozen dataclass __init__: the same values
+    point = _EnginePoint(payload, vector)
+    got = codec.hit_of(point, qe.SparseVector)
+    record_id = payload.get(naming.ID) or payload[naming.REVISION_ID][naming.REVISION_CHARS:]
+    assert got == codec.Hit(point, payload, vector or {}, record_id)
+    assert got.record_id == record_id and dict(got.vectors) == (vector or {})
+    with pytest.raises(AttributeError):
+        got.record_id = "x"  # type: ignore[misc]

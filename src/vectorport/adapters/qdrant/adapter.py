@@ -117,6 +117,8 @@ class QdrantAdapter:
         self._engine = engine
         self._capabilities = capabilities
         self._shown_as = shown_as
+        self._versions: dict[str, int] = {}
+        """The point layout of each collection (:data:`.naming.LAYOUT`), read once."""
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> QdrantAdapter:
@@ -187,15 +189,29 @@ class QdrantAdapter:
 
     # -- lifecycle ----------------------------------------------------------------
 
-    def _spec(self, name: str) -> IndexSpec:
+    def _settings(self, name: str) -> tuple[IndexSpec, int]:
         text = self._engine.spec_json(name)
         if text is None:
+            self._versions.pop(name, None)
             raise IndexNotFoundError(name)  # absent, or a collection vectorport did not create
-        return codec.spec_from_json(text)
+        spec, version = codec.settings_from_json(text)
+        self._versions[name] = version
+        return spec, version
+
+    def _spec(self, name: str) -> IndexSpec:
+        return self._settings(name)[0]
+
+    def _version(self, name: str) -> int:
+        """The point layout of collection ``name``: collections written before layout 2
+        keep the vector as written of a cosine index as the named vector ``raw``, and
+        are read and written so (see :mod:`.naming`)."""
+        version = self._versions.get(name)
+        return self._settings(name)[1] if version is None else version
 
     def create_index(self, spec: IndexSpec) -> None:
         layout = collection_layout(spec)  # checked before any I/O
-        self._engine.create(spec.name, layout, codec.spec_to_json(spec))
+        self._engine.create(spec.name, layout, codec.settings_to_json(spec))
+        self._versions[spec.name] = naming.LAYOUT
 
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._spec(name)
@@ -208,19 +224,21 @@ class QdrantAdapter:
     def delete_index(self, name: str) -> None:
         self._spec(name)
         self._engine.drop(name)
+        self._versions.pop(name, None)
 
     # -- data ---------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         bools_native, numbers_exact = self._engine.bools_native, self._engine.numbers_exact
+        version = self._version(index.name)
         points = [codec.to_point(index, namespace, r, bools_native=bools_native,
-                                 numbers_exact=numbers_exact)
-                  for r in records]
+                                 numbers_exact=numbers_exact, version=version, revision=revision)
+                  for r, revision in zip(records, naming.revisions(len(records)), strict=True)]
         written: list[str] = []
         try:
             for batch in size_batches(points, self._engine.max_request_bytes):
                 self._engine.upsert(index.name, batch)
-                written.extend(p.payload[naming.ID] for p in batch)
+                written.extend(codec.record_id_of(p.payload) for p in batch)
         except BackendError as exc:
             exc.written_ids = tuple(written)  # of this call's batch (see the facade)
             raise
@@ -230,7 +248,8 @@ class QdrantAdapter:
         scorer = Scorer.for_query(index.metric, codec.stored_vector_name(index),
                                   request.vector, request.sparse)
         source = _Candidates(self._engine, index, request, self._scoped(
-            request.namespace, request.filter), options)
+            request.namespace, request.filter), options,
+            codec.vector_names(index, self._version(index.name)))
         best = exact_top_k(scorer, source, request.top_k, request.min_score)
         include = request.include
         return [codec.to_match(index, hit, score, metadata=include.metadata,
@@ -244,8 +263,9 @@ class QdrantAdapter:
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         uids = [naming.point_id(namespace, i) for i in unique(ids)]
         out: list[Record] = []
+        names = codec.vector_names(index, self._version(index.name))
         for chunk in batches(uids, _FETCH_CHUNK):
-            for hit in self._engine.retrieve(index.name, chunk, codec.vector_names(index)):
+            for hit in self._engine.retrieve(index.name, chunk, names):
                 if hit.payload.get(naming.NAMESPACE) == namespace:
                     out.append(codec.to_record(index, hit))
         return out
@@ -284,7 +304,8 @@ class QdrantAdapter:
         stored: a concurrent write makes the swap fail and the patch start again, so a
         patch is atomic and never undoes another write."""
         uid = naming.point_id(namespace, patch.id)
-        names = codec.vector_names(index)
+        version = self._version(index.name)
+        names = codec.vector_names(index, version)
         for attempt in range(_PATCH_ATTEMPTS):
             if attempt:
                 time.sleep(random.uniform(0, 0.002 * attempt))  # back off under contention
@@ -292,21 +313,15 @@ class QdrantAdapter:
             if not found:
                 return False
             current = found[0]
-            revision = current.payload.get(naming.REVISION)
             point = codec.to_point(index, namespace,
                                    codec.patched(codec.to_record(index, current), patch),
                                    bools_native=self._engine.bools_native,
-                                   numbers_exact=self._engine.numbers_exact)
-            condition: QdrantFilter = (
-                {"must": [{"key": naming.REVISION, "match": {"value": revision}}]}
-                if isinstance(revision, str)
-                else {"must": [{"is_empty": {"key": naming.REVISION}}]}
-            )
-            self._engine.replace_if(index.name, point, condition)
+                                   numbers_exact=self._engine.numbers_exact, version=version)
+            self._engine.replace_if(index.name, point, codec.revision_condition(current.payload))
             after = self._engine.retrieve(index.name, [uid], ())
             if not after:
                 return False  # deleted meanwhile
-            if after[0].payload.get(naming.REVISION) == point.payload[naming.REVISION]:
+            if codec.revision_of(after[0].payload) == codec.revision_of(point.payload):
                 return True
         raise BackendError(
             f"qdrant patch of {patch.id!r}: the record kept changing under "
@@ -346,13 +361,13 @@ class _Candidates:
     """The :class:`~.ranking.CandidateSource` of one query."""
 
     def __init__(self, engine: Engine, index: IndexSpec, request: QueryRequest,
-                 flt: QdrantFilter, options: SearchOptions) -> None:
+                 flt: QdrantFilter, options: SearchOptions, vectors: list[str]) -> None:
         self.engine = engine
         self.index = index
         self.request = request
         self.flt = flt
         self.options = options
-        self.vectors = codec.vector_names(index)
+        self.vectors = vectors
         self.strong = request.consistency == "strong"
 
     def dense(self, limit: int) -> Sequence[Hit]:

@@ -46,7 +46,9 @@ class CollectionLayout:
     distance: str
     sparse: bool
     keep_raw: bool
-    """A second named vector holds the vectors as written (cosine indexes)."""
+    """A second named vector (``raw``) holds the vectors as written: cosine indexes of
+    point layout 1. New collections keep them in the payload instead (layout 2, see
+    :mod:`.naming`); the engines still create layout 1 for tests of old collections."""
     hnsw_m: int | None
     """0 turns the HNSW graph off (``flat``); None keeps Qdrant's default."""
     ef_construct: int | None
@@ -77,7 +79,7 @@ def collection_layout(spec: IndexSpec) -> CollectionLayout:
         raise ValidationError(f"{spec.index_type} indexes take no index_params on qdrant")
     return CollectionLayout(
         dimension=spec.dimension, distance=DISTANCES[spec.metric], sparse=spec.sparse,
-        keep_raw=spec.metric == "cosine", hnsw_m=m, ef_construct=ef_construct,
+        keep_raw=False, hnsw_m=m, ef_construct=ef_construct,
         full_scan_threshold=options.get("full_scan_threshold"),
         indexing_threshold=options.get("indexing_threshold"), on_disk=options["on_disk"],
     )

@@ -46,7 +46,7 @@ from vectorport.adapterkit import (
 )
 from vectorport.adapterkit import first_depth as kit_first_depth
 from vectorport.adapters.qdrant import naming
-from vectorport.adapters.qdrant.codec import Hit, float64_rows
+from vectorport.adapters.qdrant.codec import Hit, dense_matrix
 from vectorport.core.types import Metric, SparseVector
 
 SEARCH_CAP = 16_384
@@ -94,14 +94,13 @@ class Scorer:
 
     def primed(self, hits: Sequence[Hit]) -> Sequence[Hit]:
         """``hits``, their dense scores computed in one go: the stored vectors, as the
-        engine gave them, become one float64 matrix (:func:`~.codec.float64_rows`)."""
+        engine gave them, become one float64 matrix (:func:`~.codec.dense_matrix`)."""
         if self.dense_query is None:
             return hits
         memo = self._dense_memo
         fresh = [hit for hit in hits if hit.record_id not in memo]
         if fresh:
-            name = self.vector_name
-            matrix = float64_rows([hit.vectors[name] for hit in fresh])  # type: ignore[misc]
+            matrix = dense_matrix(fresh, self.vector_name)
             scores = exact_scores(self.metric, self.dense_query, matrix)
             memo.update(zip((hit.record_id for hit in fresh), scores.tolist(), strict=True))
         return hits
@@ -111,10 +110,8 @@ class Scorer:
             return 0.0
         score = self._dense_memo.get(hit.record_id)
         if score is None:
-            stored = hit.vectors[self.vector_name]
-            assert not isinstance(stored, SparseVector)  # the dense vector's name
-            score = self._dense_memo[hit.record_id] = float(
-                exact_scores(self.metric, self.dense_query, stored)[0])
+            score = self._dense_memo[hit.record_id] = float(exact_scores(
+                self.metric, self.dense_query, dense_matrix([hit], self.vector_name))[0])
         return score
 
     def sparse(self, hit: Hit) -> float:

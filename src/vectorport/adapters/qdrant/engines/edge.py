@@ -47,11 +47,11 @@ from vectorport.core.errors import (
 from vectorport.core.types import SparseVector
 
 SPEC_FILE = "vectorport.json"
-LAYOUT_FILE = "vectorport.layout"
-LAYOUT = "2"
-"""The payload layout of the shards this module writes: 2 keeps every metadata number's
-order key (:data:`..naming.NUMBERS`). A shard without the file was written before
-(layout 1) and gets the keys when it is first opened (:func:`_add_number_keys`)."""
+NUMBER_KEYS_FILE = "vectorport.number-keys"
+"""Present when every point of the shard keeps the order keys of its metadata numbers
+(:data:`..naming.NUMBERS`). A shard without it was written before they existed and gets
+them when it is first opened (:func:`_add_number_keys`); apart from the point layout of
+the stored settings (:data:`..naming.LAYOUT_KEY`), which concerns vectors and ids."""
 _MIGRATION_PAGE = 1_000
 OPTIMIZE_EVERY = 10_000
 """Points written (or deleted) between two runs of the optimizers, by default."""
@@ -92,6 +92,17 @@ def _vector(value: VectorValue) -> Any:
     if isinstance(value, SparseVector):
         return qe.SparseVector(list(value.indices), list(value.values))
     return value
+
+
+def _edge_point(point: Point) -> Any:
+    """``point`` for qdrant-edge-py, which copies what it is given into Rust: the
+    codec's own fresh dicts go as they are (a copy of each was ≈ 1 µs a point), only
+    sparse vectors need the SDK's class."""
+    payload = point.payload if type(point.payload) is dict else dict(point.payload)
+    vectors: Any = point.vectors  # dense lists as the codec built them
+    if type(vectors) is not dict or naming.SPARSE in vectors:
+        vectors = {k: _vector(v) for k, v in vectors.items()}
+    return qe.Point(id=point.uid, payload=payload, vector=vectors)
 
 
 def _hit(point: Any) -> Hit:
@@ -214,11 +225,11 @@ class EdgeEngine:
                         ) from exc
                     with translated("load", name):
                         raise
-                layout = self._folder(name) / LAYOUT_FILE
-                if not layout.is_file():
+                keyed = self._folder(name) / NUMBER_KEYS_FILE
+                if not keyed.is_file():
                     with translated("load", name):
                         _add_number_keys(shard)
-                    _write_atomically(layout, LAYOUT)
+                    _write_atomically(keyed, "")
                 entry = _OPEN[key] = _Open(shard)
                 with translated("load", name):
                     entry.indexed.update(shard.info().payload_schema)
@@ -299,7 +310,7 @@ class EdgeEngine:
                     qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers))
                 shard.update(qe.UpdateOperation.create_field_index(
                     naming.NAMESPACE, qe.KeywordIndexParams(is_tenant=True)))
-                _write_atomically(folder / LAYOUT_FILE, LAYOUT)
+                _write_atomically(folder / NUMBER_KEYS_FILE, "")
                 _write_atomically(folder / SPEC_FILE, spec_json)
             except BaseException:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -338,16 +349,13 @@ class EdgeEngine:
     # -- points -----------------------------------------------------------------------
 
     def upsert(self, name: str, points: Sequence[Point]) -> None:
-        edge_points = [qe.Point(id=p.uid, payload=dict(p.payload),
-                                vector={k: _vector(v) for k, v in p.vectors.items()})
-                       for p in points]
+        edge_points = [_edge_point(p) for p in points]
         with self._writing("upsert", name, len(edge_points)) as shard:
             self._adding(name, shard, points)
             shard.update(qe.UpdateOperation.upsert_points(edge_points))
 
     def replace_if(self, name: str, point: Point, condition: QdrantFilter) -> None:
-        edge_point = qe.Point(id=point.uid, payload=dict(point.payload),
-                              vector={k: _vector(v) for k, v in point.vectors.items()})
+        edge_point = _edge_point(point)
         with self._writing("upsert", name, 1) as shard:
             self._adding(name, shard, [point])
             shard.update(qe.UpdateOperation.upsert_points(
