@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,10 @@ pytest.importorskip("pinecone")
 from pinecone import Pinecone
 
 import vectorport
+from vectorport.adapters.pinecone.capabilities import (
+    stored_metadata_bound,
+    stored_metadata_bytes,
+)
 from vectorport.adapters.pinecone.codec import (
     FLOAT_KEYS,
     INT_VALUES,
@@ -33,12 +38,13 @@ from vectorport.adapters.pinecone.codec import (
 )
 from vectorport.adapters.pinecone.filters import compile_filter
 from vectorport.conformance import strategies
-from vectorport.core import validation
+from vectorport.core import batch_validation, validation
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.filters.parse import parse_filter
+from vectorport.core.types import Record
 from vectorport.testing.emulators import pinecone as emulator
 from vectorport.testing.emulators.pinecone.filters import compile_filter as pinecone_predicate
 from vectorport.testing.emulators.pinecone.server import PineconeEmulator
@@ -120,6 +126,25 @@ def test_the_declared_size_bounds_every_layout(raw: dict[str, Any], document: st
     assert both <= bound <= both + 3  # counted, not built: one comma too many per list
     for layout in LAYOUTS:
         assert metadata_bytes(encode_metadata(canonical, document, layout)) <= bound
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=metadatas, document=st.none() | st.text(max_size=50))
+def test_the_call_wide_bound_bounds_each_record(raw: dict[str, Any], document: str | None
+                                                ) -> None:
+    """The facade passes a whole upsert when ``stored_metadata_bound`` of its largest
+    metadata (a bound of its JSON size, or the exact size) and longest document is
+    within 40 KB: it must be at least each record's own measure."""
+    canonical = validation.metadata(raw)
+    record = Record(id="r", vector=np.ones(2, dtype=np.float32), metadata=canonical,
+                    document=document)
+    measured = stored_metadata_bytes(record)
+    chars = len(document) if document is not None else 0
+    assert stored_metadata_bound(validation.metadata_size(canonical), chars) >= measured
+    batch = batch_validation.validated_batch([{"id": "r", "vector": np.ones(2), "metadata": raw,
+                                               "document": document}], 2)
+    if batch is not None:  # the fast path's own bound of the metadata
+        assert stored_metadata_bound(batch.largest_metadata, batch.longest_document) >= measured
 
 
 def test_layout_is_read_from_the_tags() -> None:
