@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vectorport
-from vectorport.core import batch_validation, requests, validation
+from vectorport.core import batch_validation, limits, requests, validation
 from vectorport.core.capabilities import Limits
 from vectorport.core.errors import VectorportError
 from vectorport.core.limits import check_record_limits, vector_limits_hold
@@ -55,6 +55,36 @@ DECLARED = {
         _LOCAL_CAPS, limits=dataclasses.replace(_LOCAL_CAPS.limits, max_string_bytes=5))),
     "small_metadata": _declaring(dataclasses.replace(_LOCAL_CAPS, max_metadata_bytes=30)),
 }
+
+
+def _stored_id(rid: str) -> int:
+    """An id measure of the escaping kind (Pinecone's): some characters take three."""
+    return len(rid) + 2 * sum(not c.isalnum() for c in rid)
+
+
+def _stored_record(record: Record) -> int:
+    """A record-size measure of the reserved-keys kind: metadata and document as sent,
+    plus a marker per number."""
+    numbers = sum(type(v) in (int, float) for v in record.metadata.values())
+    document = len((record.document or "").encode("utf-8"))
+    return validation.metadata_size(record.metadata) + document + 8 * numbers
+
+
+def _stored_record_bound(metadata_json: int, document_chars: int) -> int:
+    # a number's entry takes at least 5 bytes ("k":1,) against its 8 of marker
+    return metadata_json + 4 * document_chars + 2 * metadata_json
+
+
+# the measures a backend declares as functions (Pinecone: an escaped id length, a record
+# size with reserved keys, and a metadata limit below the contract's), with and without
+# the record-size bound that lets the batch path decide the whole call
+DECLARED["measured"] = _declaring(dataclasses.replace(
+    _LOCAL_CAPS, max_metadata_bytes=60, limits=dataclasses.replace(
+        _LOCAL_CAPS.limits, max_id_bytes=4, id_size=_stored_id, record_size=_stored_record,
+        max_record_bytes=200, record_size_bound=_stored_record_bound)))
+DECLARED["measured_unbounded"] = _declaring(dataclasses.replace(
+    DECLARED["measured"].capabilities, limits=dataclasses.replace(
+        DECLARED["measured"].capabilities.limits, record_size_bound=None)))
 
 
 def _per_record(target: requests.Target, items: list[Any]) -> list[Record]:
@@ -187,6 +217,40 @@ def test_declared_limits_are_kept_on_the_batch_path(items: list[Any], declared: 
 def test_each_declared_limit_decides_as_record_by_record(declared: str, record: Any) -> None:
     good = ("b", np.ones(DIM, dtype=np.float32), {"lang": "en"})
     _check([good, record, good], target=DECLARED[declared])
+
+
+_ONES = np.ones(DIM, dtype=np.float32)
+
+
+@pytest.mark.parametrize("declared", ["measured", "measured_unbounded"])
+@pytest.mark.parametrize("record", [
+    ("b.c", _ONES),  # 3 + 2 escaped: over 4
+    ("bc", _ONES, {"n": 1, "m": 2.5, "lang": "en"}),
+    ("bc", _ONES, {"lang": "x" * 45}),  # metadata over 60
+    {"id": "bc", "vector": _ONES, "metadata": {"lang": "x" * 40, "n": 1},
+     "document": "d" * 140},  # 140 + 60 + 8: over 200
+    {"id": "bc", "vector": _ONES, "metadata": {"lang": "x" * 40}, "document": "d" * 40},
+    {"id": "bc", "vector": _ONES, "document": ""},
+    {"id": "bc", "vector": _ONES, "document": "é" * 99},  # 198 bytes and the {}: at 200
+    {"id": "bc", "vector": _ONES, "document": "é" * 100},  # over 200
+], ids=["escaped-id", "numbers", "metadata", "record", "document", "empty-doc", "utf8-at",
+        "utf8-over"])
+def test_measured_limits_decide_as_record_by_record(declared: str, record: Any) -> None:
+    good = ("b", _ONES, {"lang": "en"})
+    _check([good, record, good], target=DECLARED[declared])
+    _check([record], target=DECLARED[declared])
+
+
+def test_a_declared_record_size_bound_spares_the_per_record_pass() -> None:
+    """With a bound the call is decided at once; without one each record is measured."""
+    rows = [(f"r{i}", _ONES, {"lang": "en", "n": i}) for i in range(4)]
+    batch = batch_validation.validated_batch(rows, DIM)
+    assert batch is not None
+    holds = {name: limits.plain_batch_holds(
+        DECLARED[name].capabilities, batch.records, batch.longest_text, batch.longest_id,
+        batch.has_documents, batch.largest_metadata, batch.longest_document)
+        for name in ("measured", "measured_unbounded")}
+    assert holds == {"measured": True, "measured_unbounded": False}
 
 
 def _no_nul(size: int) -> st.SearchStrategy[str]:

@@ -72,6 +72,8 @@ class ValidatedBatch:
     """The most characters of one id (ASCII: its UTF-8 bytes too)."""
     has_documents: bool = False
     """Whether any record has a document."""
+    longest_document: int = 0
+    """The most characters of one document of the call (0 without documents)."""
 
 
 def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | None:
@@ -98,8 +100,12 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
         return None
     clean, longest, largest = checked
     has_documents = documents.count(None) != len(documents)
-    if has_documents and not all(doc is None or _plain_document(doc) for doc in documents):
-        return None
+    longest_document = 0
+    if has_documents:
+        texts = [doc for doc in documents if doc is not None]
+        if not all(map(_plain_document, texts)):
+            return None
+        longest_document = max(map(len, texts))
     stacked = stacked_vectors(vectors)
     if stacked is None:
         return None
@@ -109,7 +115,7 @@ def validated_batch(values: Sequence[Any], dimension: int) -> ValidatedBatch | N
     rows = records_of(ids, matrix, clean, sparses, documents)
     max_abs = max(float(matrix.max()), -float(matrix.min())) if matrix.size else 0.0
     return ValidatedBatch(rows, min_squared_norm, max_abs, longest, largest, longest_id,
-                          has_documents)
+                          has_documents, longest_document)
 
 
 def _plain_ids(ids: tuple[object, ...]) -> int:

@@ -57,6 +57,12 @@ class Limits:
     """The backend's measure of a record's stored metadata (user metadata, document and
     any reserved keys), compared with ``max_record_bytes``."""
     max_record_bytes: int | None = None
+    record_size_bound: Callable[[int, int], int] | None = None
+    """An upper bound of ``record_size`` for any record whose metadata takes at most the
+    first argument's bytes as compact JSON and whose document (if any) at most the second
+    argument's characters. With it the facade decides a whole call at once from the
+    call's largest metadata and longest document, and measures each record only when the
+    bound exceeds ``max_record_bytes``; without it every record is measured."""
     max_filter_terms: int | None = None
     """Nodes of a filter plus the values of its lists: a filter beyond it would exceed
     the engine's expression or parameter limits."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -232,23 +233,33 @@ def _check_size(limits: Limits, record: Record, refuse: _Refusal) -> None:
 
 def plain_batch_holds(caps: Capabilities, records: Sequence[Record],
                       longest_text: int, longest_id: int | None = None,
-                      has_documents: bool = True) -> bool:
+                      has_documents: bool = True, largest_metadata: int | None = None,
+                      longest_document: int | None = None) -> bool:
     """Whether :func:`check_record_limits` can refuse none of ``records``, decided for the
     whole call: ``records`` come from the batch fast path
     (:func:`vectorport.core.batch_validation.validated_batch`: ASCII ids, no NUL in any id,
     metadata string or document, no sparse vector) and their vectors passed
-    :func:`vector_limits_hold`. Then the only limits left are the ones below, and a
-    backend that declares none of them (or only ``allow_nul=False``, which such records
-    cannot break) needs no per-record pass. ``longest_text``: the most characters of one
-    of their metadata strings (``ValidatedBatch.longest_text``); ``longest_id`` and
-    ``has_documents``, when the caller knows them (``ValidatedBatch``), spare a walk over
-    the records. ``False``: check each
-    record."""
+    :func:`vector_limits_hold`. Then the only limits left are the ones below, each decided
+    from the call's extremes (``ValidatedBatch``: ``longest_text``, the most characters of
+    one metadata string; ``longest_id``; ``has_documents``; ``largest_metadata``, a bound
+    of the largest metadata's compact JSON; ``longest_document``), so a backend declaring
+    them (Pinecone declares an id measure, a record size and a tighter metadata size)
+    needs no per-record pass either. An extreme the caller does not know (``None``) is
+    found by a walk over the records, or sends the call record by record. ``False``:
+    check each record."""
     limits = caps.limits
-    if (limits.id_size is not None or limits.id_pattern is not None
-            or limits.record_size is not None
-            or caps.max_metadata_bytes < validation.MAX_METADATA_BYTES):
+    if limits.id_pattern is not None:
         return False
+    if caps.max_metadata_bytes < validation.MAX_METADATA_BYTES and (
+            largest_metadata is None or largest_metadata > caps.max_metadata_bytes):
+        return False
+    if limits.record_size is not None and limits.max_record_bytes is not None:
+        bound = limits.record_size_bound
+        if bound is None or largest_metadata is None or (
+                has_documents and longest_document is None):
+            return False
+        if bound(largest_metadata, longest_document or 0) > limits.max_record_bytes:
+            return False
     # a character is at most 4 bytes in UTF-8
     if limits.max_string_bytes is not None and 4 * longest_text > limits.max_string_bytes:
         return False
@@ -257,10 +268,16 @@ def plain_batch_holds(caps: Capabilities, records: Sequence[Record],
             record.document is not None and 4 * len(record.document) > most
             and len(record.document.encode("utf-8")) > most for record in records):
         return False
+    if limits.id_size is not None:  # the backend's own measure, of every id (exact)
+        sizes = map(limits.id_size, map(_RECORD_ID, records))
+        return max(sizes, default=0) <= limits.max_id_bytes
     # an ASCII id's UTF-8 size is its length
     if longest_id is None:
         longest_id = max((len(record.id) for record in records), default=0)
     return longest_id <= limits.max_id_bytes
+
+
+_RECORD_ID = operator.attrgetter("id")
 
 
 def check_record_limits(backend: str, caps: Capabilities, spec: IndexSpec, record: Record,

@@ -163,7 +163,8 @@ def _validated(target: Target, items: list[Any], failure: Exception | None) -> l
         spec, caps.limits, batch.min_squared_norm, batch.max_abs_component)
     if (batch is not None and vectors_checked
             and plain_batch_holds(caps, batch.records, batch.longest_text, batch.longest_id,
-                                  batch.has_documents)):
+                                  batch.has_documents, batch.largest_metadata,
+                                  batch.longest_document)):
         # no declared limit can refuse any of them: one pass for repeats
         if not caps.documents and batch.has_documents:
             raise target.unsupported("documents")

@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,11 @@ pytest.importorskip("pinecone")
 from pinecone import Pinecone
 
 import vectorport
+from vectorport.adapters.pinecone.capabilities import (
+    PINECONE_CAPABILITIES,
+    stored_metadata_bound,
+    stored_metadata_bytes,
+)
 from vectorport.adapters.pinecone.codec import (
     FLOAT_KEYS,
     INT_VALUES,
@@ -33,12 +39,14 @@ from vectorport.adapters.pinecone.codec import (
 )
 from vectorport.adapters.pinecone.filters import compile_filter
 from vectorport.conformance import strategies
-from vectorport.core import validation
+from vectorport.core import batch_validation, requests, validation
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import Filter
 from vectorport.core.filters.oracle import matches
 from vectorport.core.filters.parse import parse_filter
+from vectorport.core.limits import check_record_limits
+from vectorport.core.types import Record
 from vectorport.testing.emulators import pinecone as emulator
 from vectorport.testing.emulators.pinecone.filters import compile_filter as pinecone_predicate
 from vectorport.testing.emulators.pinecone.server import PineconeEmulator
@@ -120,6 +128,70 @@ def test_the_declared_size_bounds_every_layout(raw: dict[str, Any], document: st
     assert both <= bound <= both + 3  # counted, not built: one comma too many per list
     for layout in LAYOUTS:
         assert metadata_bytes(encode_metadata(canonical, document, layout)) <= bound
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=metadatas, document=st.none() | st.text(max_size=50))
+def test_the_call_wide_bound_bounds_each_record(raw: dict[str, Any], document: str | None
+                                                ) -> None:
+    """The facade passes a whole upsert when ``stored_metadata_bound`` of its largest
+    metadata (a bound of its JSON size, or the exact size) and longest document is
+    within 40 KB: it must be at least each record's own measure."""
+    canonical = validation.metadata(raw)
+    record = Record(id="r", vector=np.ones(2, dtype=np.float32), metadata=canonical,
+                    document=document)
+    measured = stored_metadata_bytes(record)
+    chars = len(document) if document is not None else 0
+    assert stored_metadata_bound(validation.metadata_size(canonical), chars) >= measured
+    batch = batch_validation.validated_batch([{"id": "r", "vector": np.ones(2), "metadata": raw,
+                                               "document": document}], 2)
+    if batch is not None:  # the fast path's own bound of the metadata
+        assert stored_metadata_bound(batch.largest_metadata, batch.longest_document) >= measured
+
+
+def _pinecone_target() -> requests.Target:
+    with vectorport.connect("memory://") as store:
+        spec = store.build_spec("batch_check", 2, "dotproduct")
+    return requests.Target("pinecone", PINECONE_CAPABILITIES, spec)
+
+
+PINECONE_TARGET = _pinecone_target()
+
+
+def _outcome(fn: Any) -> tuple[str, Any]:
+    try:
+        return "ok", [(r.id, dict(r.metadata), r.document) for r in fn()]
+    except vectorport.VectorportError as exc:
+        return "error", (type(exc), str(exc))
+
+
+def _record_by_record(items: list[Any]) -> list[Record]:
+    target, by_id = PINECONE_TARGET, {}
+    for position, raw in enumerate(items):
+        rec = validation.record(raw, 2, False, position)
+        check_record_limits("pinecone", target.capabilities, target.spec, rec,
+                            f"record {position}")
+        by_id.pop(rec.id, None)
+        by_id[rec.id] = rec
+    return list(by_id.values())
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(
+    st.one_of(st.sampled_from(["a", "b~", "c\x7f", "x" * 74, "~" * 73, "~" * 74, "y" * 512]),
+              st.text(st.characters(max_codepoint=0x7F), min_size=1, max_size=8)),
+    st.one_of(metadatas, st.just({"t": "z" * 20_000}), st.just({"t": "z" * 37_000})),
+    st.one_of(st.none(), st.text(max_size=8), st.just("d" * 5_000))), max_size=5))
+def test_the_declared_limits_answer_as_record_by_record(
+        rows: list[tuple[str, dict[str, Any], str | None]]) -> None:
+    """Pinecone's declared limits (escaped id length, 36 KiB of user metadata, 40 KB with
+    the reserved keys), decided for a whole call on the batch path, refuse exactly what
+    the per-record check refuses, with the same message."""
+    items = [{"id": rid, "vector": np.array([1.0, 0.5], dtype=np.float32), "metadata": meta,
+              "document": doc} for rid, meta, doc in rows]
+    got = _outcome(lambda: requests.build_records(PINECONE_TARGET, items))
+    want = _outcome(lambda: _record_by_record(items))
+    assert got == want
 
 
 def test_layout_is_read_from_the_tags() -> None:

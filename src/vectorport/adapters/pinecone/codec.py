@@ -123,32 +123,34 @@ def layout_of(tags: Mapping[str, str] | None) -> int:
         LAYOUT_EVERY_INT)
 
 
+_NOT_NUMBERS = (bool, str, tuple)
+"""The kinds of canonical metadata values that are not numbers (a bool is an int too)."""
+
+
 def encode_metadata(metadata: Mapping[str, MetadataValue], document: str | None,
                     layout: int = CURRENT_LAYOUT) -> dict[str, Any]:
-    """Pinecone metadata for a record: user values plus the reserved keys of ``layout``."""
-    out: dict[str, Any] = {}
-    numbers: list[str] = []
+    """Pinecone metadata for a record: user values plus the reserved keys of ``layout``.
+    Lists stay the tuples of canonical metadata: the SDK takes them and orjson writes
+    them as JSON lists, so the copy is one C-level ``dict``; only numbers are looked at
+    one by one (this runs for every record written)."""
+    out: dict[str, Any] = dict(metadata)
+    numbers = [key for key, value in out.items() if not isinstance(value, _NOT_NUMBERS)]
+    if document is not None:
+        out[DOCUMENT_KEY] = document
+    if not numbers:
+        return out
+    out[NUMBER_KEYS] = numbers
     ints: list[str] = []
     floats: list[str] = []
     every_int = layout != LAYOUT_MARKED
     integral_floats = layout != LAYOUT_EVERY_INT
-    for key, value in metadata.items():
-        if isinstance(value, tuple):
-            out[key] = list(value)
-            continue
-        out[key] = value
-        if isinstance(value, (bool, str)):
-            continue
-        numbers.append(key)
+    for key in numbers:
+        value = out[key]
         if isinstance(value, int):
             if every_int or not -EXACT_INT_LIMIT <= value <= EXACT_INT_LIMIT:
                 ints.append(f"{key}={value}")
         elif integral_floats and value.is_integer():
             floats.append(key)
-    if document is not None:
-        out[DOCUMENT_KEY] = document
-    if numbers:
-        out[NUMBER_KEYS] = numbers
     if ints:
         out[INT_VALUES] = ints
     if floats:
@@ -259,13 +261,10 @@ def wire_vector(record: Record, layout: int) -> Vector:
     # (capabilities.PINECONE_LIMITS), checked by the facade for the whole call
     metadata = encode_metadata(record.metadata, record.document, layout)
     values: list[float] = record.vector.tolist()  # all-zero: refused by the facade's limits
-    return Vector(
-        id=encode_id(record.id),
-        values=values,
-        sparse_values=(SparseValues(**sparse_values(record.sparse))
-                       if record.sparse is not None else None),
-        metadata=metadata or None,
-    )
+    sparse = record.sparse
+    return Vector(encode_id(record.id), values,
+                  None if sparse is None else SparseValues(**sparse_values(sparse)),
+                  metadata or None)
 
 
 def estimated_bytes(vector: Vector) -> int:

@@ -79,6 +79,7 @@ from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIE
 from vectorport.adapters.turbopuffer.errors import TRANSLATOR, is_not_found, status_of
 from vectorport.adapters.turbopuffer.explain import EVERY_RECORD, query_arguments
 from vectorport.adapters.turbopuffer.filters import Compiled, FilterCompiler, conjunction
+from vectorport.adapters.turbopuffer.handles import NamespaceHandles
 from vectorport.adapters.turbopuffer.naming import (
     DEFAULT_PREFIX,
     DOCUMENT_ATTRIBUTE,
@@ -130,6 +131,7 @@ class TurbopufferAdapter:
         """By turbopuffer namespace: the metadata fields whose five typed columns this
         adapter has declared there (see :meth:`_write_schema`)."""
         self._compilers: Memo[frozenset[str], FilterCompiler] = Memo(64)
+        self._namespaces = NamespaceHandles(client)
         self._lock = threading.Lock()
 
     @classmethod
@@ -204,7 +206,11 @@ class TurbopufferAdapter:
         return self._client.with_options(timeout=request_timeout(self._timeout))
 
     def _ns(self, native: str) -> Any:
-        return self._bounded().namespace(native)
+        """The SDK namespace ``native`` for one request, its timeout cut to what is left
+        of the call's deadline (asked inside each retry attempt, so every attempt gets
+        what is left at its start; see :mod:`.handles`)."""
+        return self._namespaces.get(native, None if remaining() is None
+                                    else request_timeout(self._timeout))
 
     def _native(self, index: IndexSpec | str, namespace: str) -> str:
         return self._names.namespace(index if isinstance(index, str) else index.name, namespace)
@@ -441,8 +447,8 @@ class TurbopufferAdapter:
         kind: Distance = "cosine_distance" if index.metric == "cosine" else "l2_squared"
 
         def search(limit: int) -> list[codec.DecodedRow]:
-            result = self._call("query", lambda: self._ns(native).query(top_k=limit, **kwargs))
-            return [codec.DecodedRow(codec.row_attributes(r)) for r in result.rows or []]
+            rows = self._call("query", lambda: self._ns(native).query_rows(top_k=limit, **kwargs))
+            return [codec.DecodedRow(row) for row in rows if isinstance(row, dict)]
 
         def score(row: codec.DecodedRow) -> float:
             return score_from_distance(kind, float(row.distance or 0.0))

@@ -25,6 +25,7 @@ names, as every user column has a one-letter kind and ``__`` in front.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -92,7 +93,10 @@ def field_columns(field: str) -> dict[str, str]:
     return {kind: column(kind, field) for kind in KINDS}
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_column(name: str) -> tuple[str, str] | None:
-    """``(kind, field)`` of a metadata column, or ``None`` for any other attribute."""
+    """``(kind, field)`` of a metadata column, or ``None`` for any other attribute
+    (asked of every attribute of every row returned: the few names an index has are
+    remembered rather than matched again)."""
     m = _COLUMN_RE.match(name)
     return (m.group(1), m.group(2)) if m else None
