@@ -109,8 +109,9 @@ def _pinecone(store: vectorport.Store, index: vectorport.Index, node: Filter) ->
 def _qdrant(store: vectorport.Store, index: vectorport.Index, node: Filter) -> str:
     from vectorport.adapters.qdrant.filters import compile_filter
 
-    bools_native = store.adapter._engine.bools_native  # type: ignore[attr-defined]
-    return json.dumps(compile_filter(node, bools_native=bools_native), sort_keys=True)
+    engine = store.adapter._engine  # type: ignore[attr-defined]
+    return json.dumps(compile_filter(node, bools_native=engine.bools_native,
+                                     numbers_exact=engine.numbers_exact), sort_keys=True)
 
 
 def _chroma(store: vectorport.Store, index: vectorport.Index, node: Filter) -> str:
