@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,7 +134,7 @@ def test_sets_of_numbers_match_exactly(index: vectorport.Index) -> None:
 
 def test_an_edge_shard_of_the_former_layout_gets_its_keys(tmp_path: Path) -> None:
     url = f"qdrant+edge://{tmp_path}/e"
-    values = [rng_value for rng_value in OPERANDS if isinstance(rng_value, float)]
+    values = [v for v in OPERANDS if isinstance(v, float)]
     with vectorport.connect(url) as store:
         index = store.create_index("legacy", 2, "euclidean")
         index.upsert([{"id": f"r{i:02d}", "vector": [1.0, float(i)], "metadata": {"x": v}}
@@ -162,4 +161,3 @@ def test_an_edge_shard_of_the_former_layout_gets_its_keys(tmp_path: Path) -> Non
             assert index.count(filter={"x": {"$gte": value}}) == sum(
                 v >= value for v in read_back.values())
     assert (folder / edge_engine.NUMBER_KEYS_FILE).is_file()
-    shutil.rmtree(tmp_path / "e")
