@@ -56,6 +56,7 @@ from vectorport.adapters.pgvector.codec import (
 from vectorport.adapters.pgvector.connections import (
     CONNECTION_KWARGS,
     Checkout,
+    Connections,
     PooledConnection,
     configure,
     configure_async,
@@ -122,7 +123,7 @@ class PgvectorAdapter:
         self._settings = settings
         self._names = Names(settings.schema)
         self._bootstrap()
-        self._pool: ConnectionPool[PooledConnection] = ConnectionPool(
+        pool: ConnectionPool[PooledConnection] = ConnectionPool(
             settings.conninfo,
             connection_class=PooledConnection,
             min_size=settings.pool_min_size,
@@ -133,6 +134,7 @@ class PgvectorAdapter:
             name="vectorport-pgvector",
             open=True,
         )
+        self._connections = Connections(pool, settings.pool_timeout)
         self._async_pools: dict[int, LoopPool] = {}
 
     @classmethod
@@ -195,7 +197,7 @@ class PgvectorAdapter:
 
     def _connect(self, operation: str, index: str | None = None) -> Checkout:
         """This adapter's pooled connection for one call (``with self._connect(...)``)."""
-        return Checkout(self._pool, self._settings.pool_timeout, operation, index)
+        return Checkout(self._connections, operation, index)
 
     def _fetchall(self, operation: str, index: str | None, stmt: Statement) -> list[Any]:
         with self._connect(operation, index) as conn:
@@ -494,7 +496,7 @@ class PgvectorAdapter:
     def close(self) -> None:
         """Close the sync pool. Async pools belong to their event loops: ``aclose()``
         (which ``AsyncStore.close`` calls) closes the current loop's."""
-        self._pool.close()
+        self._connections.close()
         for entry in self._async_pools.values():
             entry.discard()
         self._async_pools.clear()
