@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool
 
 import vectorport
 from vectorport.adapters.pgvector.connections import (
+    CLOSE_WAIT,
     CONNECTION_KWARGS,
     Connections,
     PooledConnection,
@@ -90,6 +91,20 @@ def test_a_connection_left_in_a_transaction_goes_back_through_the_pool(
     assert again.execute("SELECT to_regclass('pg_temp.left_open')").fetchone() == (None,)
     connections.give_back(again, kept)
     connections.close()
+
+
+def test_closing_does_not_wait_for_a_call_holding_the_kept_connection(
+        pool: ConnectionPool[PooledConnection]) -> None:
+    """A call stalled on a hung server holds the kept connection: closing goes on
+    without it, and the connection is closed when that call gives it back."""
+    connections = Connections(pool, 5.0)
+    conn, kept = connections.take()
+    started = time.monotonic()
+    connections.close()
+    assert time.monotonic() - started < CLOSE_WAIT + 1.0
+    assert pool.closed and not conn.closed
+    connections.give_back(conn, kept)
+    assert conn.closed
 
 
 def test_one_connection_pools_keep_nothing_back(pg_url: str) -> None:

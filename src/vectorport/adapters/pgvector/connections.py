@@ -63,6 +63,9 @@ KEEP_SECONDS = 30.0
 """How long one connection may be the kept one before it goes back through the pool,
 which is where psycopg_pool retires connections past their lifetime."""
 
+CLOSE_WAIT = 1.0
+"""Seconds :meth:`Connections.close` waits for a call using the kept connection."""
+
 
 class Connections:
     """The adapter's sync connections: psycopg_pool's pool, with the connection given
@@ -109,7 +112,7 @@ class Connections:
             self.pool.putconn(conn)
             return
         try:
-            if (conn.pgconn.transaction_status != TransactionStatus.IDLE
+            if (not self._keeps or conn.pgconn.transaction_status != TransactionStatus.IDLE
                     or time.monotonic() - self._kept_since > KEEP_SECONDS):
                 self._kept = None
                 self.pool.putconn(conn)
@@ -117,11 +120,17 @@ class Connections:
             self._slot.release()
 
     def close(self) -> None:
-        """Close the pool, the kept connection with it (after the call using it)."""
-        with self._slot:
-            conn, self._kept = self._kept, None
-            if conn is not None:
-                self.pool.putconn(conn)
+        """Close the pool with the kept connection. A call using that connection now
+        gives it back to the closed pool, which closes it, when it ends; closing does
+        not wait for a call stalled on a hung server (as ``pool.close()`` does not)."""
+        self._keeps = False
+        if self._slot.acquire(timeout=CLOSE_WAIT):  # a call ending just now: its turn
+            try:
+                conn, self._kept = self._kept, None
+                if conn is not None:
+                    self.pool.putconn(conn)
+            finally:
+                self._slot.release()
         self.pool.close()
 
 
