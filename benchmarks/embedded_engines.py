@@ -99,7 +99,22 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                                                       strict=True)]
             return [i for i, _ in hits]
 
-        sides = overhead._paired(index, batches, raw_query, raw_upsert, (
+        depth = int(index.explain(data[0], top_k=TOP_K).settings["first_depth"])
+        own_db = lancedb.connect(str(folder))  # the adapter's database, opened as a user would
+        own: list[Any] = []  # its table, opened at the first call
+
+        def same_query(q: Vectors) -> object:
+            """The adapter's request through the SDK's sync builder: its table, depth and
+            columns, searched exactly, without the namespace condition (the adapter leaves
+            it out while the table holds one namespace)."""
+            if not own:
+                own.append(own_db.open_table(index.name))
+            return (own[0].search(np.asarray(q, dtype=np.float32), vector_column_name="vector")
+                    .distance_type("cosine").select(["id", "vector", "meta", "doc"])
+                    .limit(depth).bypass_vector_index().to_arrow())
+
+        sides = overhead._paired(index, batches, raw_query, raw_upsert, same_query=same_query,
+                                 notes=(
             "Qdrant and LanceDB: LanceDB's raw side is a table of id, vector and JSON "
             "metadata searched exactly (bypass_vector_index) with LanceDB's own cosine "
             "distances, returning id, metadata and distance as vectorport does; "
@@ -179,7 +194,21 @@ def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                 np.asarray(q).tolist()), with_payload=True))
             return [str(h.payload["id"]) for h in hits if h.payload is not None]
 
-        sides = overhead._paired(index, batches, raw_query, raw_upsert, (
+        explained = index.explain(data[0], top_k=TOP_K)
+        depth = int(explained.settings["first_depth"])
+        using = json.loads(explained.request)[0]["using"]
+        engine = store.adapter._engine
+
+        def same_query(q: Vectors) -> object:
+            """The adapter's first search on its own shard: its depth and vector, the
+            payload (which holds the vector as written), without the namespace condition
+            (left out while the shard holds one namespace)."""
+            return engine._entry(index.name).shard.query(qe.QueryRequest(
+                limit=depth, query=qe.Query.Nearest(np.asarray(q).tolist(), using=using),
+                with_payload=True, with_vector=False))
+
+        sides = overhead._paired(index, batches, raw_query, raw_upsert, same_query=same_query,
+                                 notes=(
             "Qdrant and LanceDB: Qdrant Edge's raw side is an EdgeShard of qdrant-edge-py "
             "(Qdrant's Rust engine in process) with UUID point ids and the id and metadata "
             "in the payload; vectorport's first search goes 12 deep for a top 10 and "
