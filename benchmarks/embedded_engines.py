@@ -15,6 +15,10 @@ returning metadata and upserts of 100 records, vectorport and the raw SDK altern
   ``upsert`` of ``PointStruct``s. Skipped with a note while the ``qdrant`` backend is
   not registered (the adapter is on its own branch).
 
+On LanceDB and Qdrant Edge a second query figure pairs vectorport with the engine sent
+the adapter's own first search (its table or shard, depth and columns), as in
+:mod:`benchmarks.overhead`: vectorport's own cost.
+
 **Recall@10** on the Gaussian mixture of :func:`common.dataset` (cosine, 100 held-out
 queries, the exact answer from numpy): LanceDB IVF (``index_type="ivf"``, LanceDB's
 IVF_FLAT) at ``probes`` 1 / 5 / 10 / 20 and HNSW (``index_type="hnsw"``, IVF_HNSW_SQ) at
@@ -99,17 +103,15 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                                                       strict=True)]
             return [i for i, _ in hits]
 
-        depth = int(index.explain(data[0], top_k=TOP_K).settings["first_depth"])
-        own_db = lancedb.connect(str(folder))  # the adapter's database, opened as a user would
-        own: list[Any] = []  # its table, opened at the first call
+        depth = overhead.first_depth(index)
+        # the adapter's database and table (made by create_index), opened as a user would
+        own = lancedb.connect(str(folder)).open_table(index.name)
 
         def same_query(q: Vectors) -> object:
             """The adapter's request through the SDK's sync builder: its table, depth and
             columns, searched exactly, without the namespace condition (the adapter leaves
             it out while the table holds one namespace)."""
-            if not own:
-                own.append(own_db.open_table(index.name))
-            return (own[0].search(np.asarray(q, dtype=np.float32), vector_column_name="vector")
+            return (own.search(np.asarray(q, dtype=np.float32), vector_column_name="vector")
                     .distance_type("cosine").select(["id", "vector", "meta", "doc"])
                     .limit(depth).bypass_vector_index().to_arrow())
 

@@ -115,6 +115,11 @@ def _paired(index: Any, batches: Sequence[Batch], raw_query: Callable[[Vectors],
     )
 
 
+def first_depth(index: Any) -> int:
+    """How deep the adapter's first search goes for a top-10 query (its ``explain``)."""
+    return int(index.explain(np.ones(DIM, np.float32), top_k=TOP_K).settings["first_depth"])
+
+
 def _explained(index: Any) -> dict[str, Any]:
     """The keyword arguments the adapter sends for a top-10 query (its ``explain``
     request, a JSON document of them), the query vector left out."""
@@ -253,7 +258,7 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         adapter = store.adapter
         expression = adapter._scoped(index.spec, "", None)
         fields = adapter._output_fields(index.spec, request)
-        depth = int(index.explain(data[0], top_k=TOP_K).settings["first_depth"])
+        depth = first_depth(index)
         params = dense_search_params(index.spec, request, depth)
 
         def same_query(q: Vectors) -> object:

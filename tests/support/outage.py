@@ -34,11 +34,10 @@ class DownAfterBatches:
         self.take_down = take_down
         self._lock = threading.Lock()
         self._down = threading.Event()
-        self._going_down = False
 
     @hookimpl
     def vectorport_before_operation(self, event: OperationEvent) -> None:
-        if event.operation == "upsert" and self._going_down:
+        if event.operation == "upsert" and self.remaining <= 0:  # going down, or down
             self._down.wait()
 
     @hookimpl
@@ -50,7 +49,6 @@ class DownAfterBatches:
             self.remaining -= 1
             if self.remaining != 0:
                 return
-            self._going_down = True
         try:
             self.take_down()
         finally:

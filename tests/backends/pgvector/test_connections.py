@@ -43,7 +43,8 @@ def test_calls_one_after_another_use_one_server_process(pg_url: str) -> None:
         index = store.create_index(f"keep_{uuid.uuid4().hex[:8]}", 8, "cosine")
         index.upsert([(f"r{i}", rng.normal(size=8)) for i in range(50)], batch_size=10)
         deadline = time.monotonic() + 10
-        while len(before := _backends(pg_url, application)) < 2:  # the pool opens its
+        # the pool opens its second connection in the background
+        while len(before := _backends(pg_url, application)) < 2:
             assert time.monotonic() < deadline, "the pool never opened its second"
             time.sleep(0.05)
         time.sleep(0.01)  # state_change has microseconds; make each change visible
