@@ -318,6 +318,24 @@ def test_upserts_go_to_the_engine_directly_and_replace_whole_rows(folder: Path) 
         assert replaced.count() == 0
 
 
+def test_an_upsert_replaces_a_row_its_connection_has_not_read(folder: Path) -> None:
+    """The write itself merges on the table's latest version: a connection whose kept
+    table handle has not read since another connection inserted a row replaces that row
+    (a handle without the version check merges on its own version, misses the row and
+    adds a second one with the same id; measured with LanceDB's default connection)."""
+    url = f"lancedb://{folder}"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("unread_idx", 2, "dotproduct")
+        theirs = second.index("unread_idx")
+        theirs.upsert([("x", [1.0, 1.0])])  # second's table handle is now open and kept
+        mine.upsert([("r", [1.0, 0.0], {"n": 1})])
+        theirs.upsert([("r", [0.0, 1.0], {"tag": "b"})])  # no read by second in between
+        assert mine.count() == theirs.count() == 2
+        assert first.describe_index("unread_idx").count == 2
+        (record,) = mine.fetch(["r"]).values()
+        assert record.metadata == {"tag": "b"} and record.vector.tolist() == [0.0, 1.0]
+
+
 def test_searches_go_to_the_engine_directly_with_the_sdk_answer(store: vectorport.Store) -> None:
     """A search skips the async builder's schema read for blob columns
     (:func:`.search.collect`): the engine's ``execute`` is found, and gives the rows and
