@@ -112,7 +112,9 @@ def vector_text(vector: DenseVector) -> str:
     float32 bytes (exact, and one string for the engine to hand back). Hex over base64:
     it decodes three times as fast (≈ 1 against 3 µs for 384 dimensions, ≈ 20 µs of a
     top-10 query of 12 points), for 2 characters a byte against 4/3."""
-    return np.asarray(vector, dtype="<f4").tobytes().hex()
+    if vector.dtype.str != "<f4":  # the validated vectors are, and need no copy
+        vector = np.asarray(vector, dtype="<f4")
+    return vector.tobytes().hex()
 
 
 def to_point(index: IndexSpec, namespace: str, record: Record, *, bools_native: bool,
