@@ -336,3 +336,16 @@ def test_settled_top_k_refuses_what_only_the_general_path_can_answer() -> None:
     assert settled_top_k(payloads, query, 2, 3, 0.5) is not None  # nothing unseen reaches 0.5
     assert settled_top_k([{naming.REVISION_ID: "0" * 33}], query, 1, 1, None) is None
     assert settled_top_k([], query, 5, 7, None) == []
+
+
+@pytest.mark.parametrize("ef", [None, 32])
+@pytest.mark.parametrize("sections", [{}, {"other": {"x": 1}}, {"qdrant": {}},
+                                      {"qdrant": {"exact": True}}])
+def test_plain_search_options_are_the_checked_defaults(ef: int | None, sections: dict) -> None:
+    # a query without a qdrant section skips the option check: the same options
+    from vectorport.adapters.qdrant.options import QUERY_OPTIONS, SearchOptions, search_options
+
+    request = QueryRequest(namespace="", top_k=1, vector=np.ones(2, dtype=np.float32), ef=ef,
+                           backend_options=sections)
+    assert search_options(request) == SearchOptions(
+        ef=ef, exact=QUERY_OPTIONS.query(request)["exact"])
