@@ -1,7 +1,9 @@
 """The Qdrant adapter's shortcuts on its hot paths, each shown to give what the long
 way gives: point ids formatted from the SHA-1 digest (uuid5's), stored vectors packed
-into one float64 matrix (NumPy's reading of the lists), and the namespace condition
-left out while a single-writer engine's collection holds one namespace."""
+into one float64 matrix (NumPy's reading of the lists), the namespace condition left
+out while a single-writer engine's collection holds one namespace, the common query
+answered from its first search's payloads (the general ranking's answer), and the
+default search options of a query without a qdrant section."""
 
 from __future__ import annotations
 
