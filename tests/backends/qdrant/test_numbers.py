@@ -161,3 +161,41 @@ def test_an_edge_shard_of_the_former_layout_gets_its_keys(tmp_path: Path) -> Non
             assert index.count(filter={"x": {"$gte": value}}) == sum(
                 v >= value for v in read_back.values())
     assert (folder / edge_engine.NUMBER_KEYS_FILE).is_file()
+
+
+def test_number_conditions_read_high_parts_by_range_on_either_index(tmp_path: Path) -> None:
+    """New shards index the high parts for ranges only (the filters compare them by
+    ranges alone, equality too); a shard indexed before, with the lookup structure as
+    well, answers the same conditions exactly."""
+    url = f"qdrant+edge://{tmp_path}/e"
+    high = naming.number_key("x", numbers.HIGH)
+    rows = [{"id": f"r{i:02d}", "vector": [1.0, float(i)], "metadata": {"x": v}}
+            for i, v in enumerate(OPERANDS)]
+    with vectorport.connect(url) as store:
+        store.create_index("fresh", 2, "euclidean").upsert(rows)
+        store.create_index("former", 2, "euclidean")
+    folder = tmp_path / "e" / "former" / edge_engine.SHARD_DIR
+    shard = qe.EdgeShard.load(str(folder))
+    shard.update(qe.UpdateOperation.create_field_index(
+        high, qe.IntegerIndexParams(lookup=True, range=True)))  # as indexed before
+    shard.close()
+    with vectorport.connect(url) as store:
+        store.index("former").upsert(rows)
+        for name in ("fresh", "former"):
+            index = store.index(name)
+            for operand in OPERANDS:
+                for flt in ({"x": operand}, {"x": {"$gt": operand}}, {"x": {"$lte": operand}}):
+                    assert index.count(filter=flt) == _expected_of(flt, OPERANDS), (name, flt)
+    fresh = qe.EdgeShard.load(str(tmp_path / "e" / "fresh" / edge_engine.SHARD_DIR))
+    former = qe.EdgeShard.load(str(folder))
+    try:
+        assert fresh.info().payload_schema[high].params.lookup is False
+        assert former.info().payload_schema[high].params.lookup is True
+    finally:
+        fresh.close()
+        former.close()
+
+
+def _expected_of(flt: dict[str, object], values: list[object]) -> int:
+    node = parse_filter(flt)
+    return sum(matches(node, {"x": v}) for v in values)

@@ -1,7 +1,9 @@
 """The Qdrant adapter's shortcuts on its hot paths, each shown to give what the long
 way gives: point ids formatted from the SHA-1 digest (uuid5's), stored vectors packed
-into one float64 matrix (NumPy's reading of the lists), and the namespace condition
-left out while a single-writer engine's collection holds one namespace."""
+into one float64 matrix (NumPy's reading of the lists), the namespace condition left
+out while a single-writer engine's collection holds one namespace, the common query
+answered from its first search's payloads (the general ranking's answer), and the
+default search options of a query without a qdrant section."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from vectorport.adapterkit import exact_scores
 from vectorport.adapters.qdrant import codec, naming
 from vectorport.adapters.qdrant.adapter import QdrantAdapter
 from vectorport.adapters.qdrant.engines.edge import EdgeEngine
+from vectorport.core.types import Include, Match, QueryRequest
 
 
 def _adapter(store: vectorport.Store) -> QdrantAdapter:
@@ -258,3 +261,93 @@ def test_hits_are_the_dataclass_values(payload: dict, vector: object) -> None:
     assert got.record_id == record_id and dict(got.vectors) == (vector or {})
     with pytest.raises(AttributeError):
         got.record_id = "x"  # type: ignore[misc]
+
+
+def _match_fields(match: Match) -> tuple[object, ...]:
+    vector = None if match.vector is None else (match.vector.dtype.str, match.vector.tobytes())
+    return (match.id, match.score, match.metadata, vector, match.sparse, match.document)
+
+
+@pytest.mark.parametrize("scheme", ["qdrant+edge", "qdrant+local"])
+def test_settled_queries_give_the_general_rankings_answer(tmp_path: Path, scheme: str) -> None:
+    """A dense-only query on a cosine index is answered from its first search's payloads
+    (:mod:`.settled`) when that search settles the cut: the same matches, bit for bit,
+    as the general ranking (exact_top_k over the engine's hits), ties by id included
+    (vectors of one direction at several lengths tie by cosine), min_score applied;
+    and where the first search does not settle it, the general path answers."""
+    from vectorport.adapters.qdrant.adapter import _Candidates
+    from vectorport.adapters.qdrant.options import search_options
+    from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k, first_depth
+    from vectorport.adapters.qdrant.settled import settled_top_k
+
+    rng = np.random.default_rng(11)
+    pool = rng.standard_normal((6, 6))
+    rows = [{"id": f"r{i:03d}",
+             "vector": (rng.standard_normal(6) if i % 5 == 0
+                        else pool[i % 6] * (1 + (i // 6) % 3)).tolist(),
+             "metadata": {"x": i / 3, "n": i, "t": ["a", "b"][:1 + i % 2], "ok": i % 2 == 0},
+             "document": f"doc {i}"} for i in range(80)]
+    include = Include(metadata=True, vectors=True, documents=True)
+    with vectorport.connect(f"{scheme}://{tmp_path}/settled") as store:
+        index = store.create_index("settled_idx", 6, "cosine")
+        index.upsert(rows)
+        adapter = _adapter(store)
+        spec = adapter._spec("settled_idx")
+        flt = adapter._scoped("", None)
+        settled = 0
+        for q in [*rng.standard_normal((10, 6)), pool[0], pool[3] * -1]:
+            vector = np.asarray(q, dtype=np.float32)
+            for top_k in (1, 3, 10, 40, 100):
+                for min_score in (None, 0.25):
+                    request = QueryRequest(namespace="", top_k=top_k, vector=vector,
+                                           include=include, min_score=min_score)
+                    got = adapter.query(spec, request)
+                    scorer = Scorer.for_query("cosine", codec.stored_vector_name(spec),
+                                              vector, None)
+                    source = _Candidates(adapter.engine, spec, request, flt,
+                                         search_options(request), [])
+                    want = [codec.to_match(spec, hit, score, metadata=True, vectors=True,
+                                           documents=True)
+                            for hit, score in exact_top_k(scorer, source, top_k, min_score)]
+                    assert [_match_fields(m) for m in got] == [_match_fields(m) for m in want]
+                    depth = first_depth(top_k, True)
+                    payloads = adapter.engine.search_payloads(
+                        "settled_idx", vector, flt, depth, search_options(request), True)
+                    first = settled_top_k(payloads, vector.astype(np.float64), top_k, depth,
+                                          min_score)
+                    if first is not None:
+                        settled += 1
+                        assert [(score, record_id) for score, record_id, _ in first] == [
+                            (m.score, m.id) for m in want]
+        assert settled > 0
+
+
+def test_settled_top_k_refuses_what_only_the_general_path_can_answer() -> None:
+    # a full first search whose cut is not proven, and payloads without the vector as
+    # written, go the general way (which widens, or says what is missing)
+    vectors = np.eye(3, dtype=np.float32)
+    payloads = [{naming.REVISION_ID: "0" * naming.REVISION_CHARS + rid,
+                 naming.VECTOR: codec.vector_text(v)}
+                for rid, v in zip("abc", vectors, strict=True)]
+    query = np.array([1.0, 0.0, 0.0])
+    from vectorport.adapters.qdrant.settled import settled_top_k
+
+    assert settled_top_k(payloads, query, 2, 3, None) is None  # "b" ties what lies beyond
+    assert [r for _, r, _ in settled_top_k(payloads, query, 1, 3, None) or []] == ["a"]
+    assert [r for _, r, _ in settled_top_k(payloads, query, 2, 4, None) or []] == ["a", "b"]
+    assert settled_top_k(payloads, query, 2, 3, 0.5) is not None  # nothing unseen reaches 0.5
+    assert settled_top_k([{naming.REVISION_ID: "0" * 33}], query, 1, 1, None) is None
+    assert settled_top_k([], query, 5, 7, None) == []
+
+
+@pytest.mark.parametrize("ef", [None, 32])
+@pytest.mark.parametrize("sections", [{}, {"other": {"x": 1}}, {"qdrant": {}},
+                                      {"qdrant": {"exact": True}}])
+def test_plain_search_options_are_the_checked_defaults(ef: int | None, sections: dict) -> None:
+    # a query without a qdrant section skips the option check: the same options
+    from vectorport.adapters.qdrant.options import QUERY_OPTIONS, SearchOptions, search_options
+
+    request = QueryRequest(namespace="", top_k=1, vector=np.ones(2, dtype=np.float32), ef=ef,
+                           backend_options=sections)
+    assert search_options(request) == SearchOptions(
+        ef=ef, exact=QUERY_OPTIONS.query(request)["exact"])

@@ -40,6 +40,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from vectorport.adapterkit import batches, unique
 from vectorport.adapters.qdrant import codec, naming
 from vectorport.adapters.qdrant.capabilities import (
@@ -52,7 +54,8 @@ from vectorport.adapters.qdrant.engines import Engine
 from vectorport.adapters.qdrant.explain import explain_query
 from vectorport.adapters.qdrant.filters import QdrantFilter, namespace_condition, scoped
 from vectorport.adapters.qdrant.options import SearchOptions, collection_layout, search_options
-from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k
+from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k, first_depth
+from vectorport.adapters.qdrant.settled import settled_top_k
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import BackendError, ConfigError, IndexNotFoundError
@@ -245,13 +248,26 @@ class QdrantAdapter:
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         options = search_options(request)
+        flt = self._scoped(request.namespace, request.filter)
+        names = codec.vector_names(index, self._version(index.name))
+        include = request.include
+        if request.sparse is None and request.vector is not None and not names:
+            # the common query: the payloads hold all it needs (see .settled)
+            query = np.asarray(request.vector, dtype=np.float64)
+            depth = first_depth(request.top_k, True)
+            settled = settled_top_k(self._engine.search_payloads(
+                index.name, request.vector, flt, depth, options,
+                request.consistency == "strong"), query, request.top_k, depth,
+                request.min_score)
+            if settled is not None:
+                metadata, vectors, documents = include.metadata, include.vectors, include.documents
+                return [codec.payload_match(record_id, payload, score, metadata=metadata,
+                                            vectors=vectors, documents=documents)
+                        for score, record_id, payload in settled]
         scorer = Scorer.for_query(index.metric, codec.stored_vector_name(index),
                                   request.vector, request.sparse)
-        source = _Candidates(self._engine, index, request, self._scoped(
-            request.namespace, request.filter), options,
-            codec.vector_names(index, self._version(index.name)))
+        source = _Candidates(self._engine, index, request, flt, options, names)
         best = exact_top_k(scorer, source, request.top_k, request.min_score)
-        include = request.include
         return [codec.to_match(index, hit, score, metadata=include.metadata,
                                vectors=include.vectors, documents=include.documents)
                 for hit, score in best]

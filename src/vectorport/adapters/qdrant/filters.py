@@ -194,13 +194,21 @@ def _equals(field: str, value: Scalar, dialect: Dialect, op: str) -> QdrantFilte
     _check_number(value, op)
     if not dialect.numbers_exact:
         high, low = numbers.split(numbers.order_key(float(value)))
-        return {"must": [_match(naming.number_key(field, numbers.HIGH), high),
+        return {"must": [_high_equals(naming.number_key(field, numbers.HIGH), high),
                          _match(naming.number_key(field, numbers.LOW), low)]}
     return {"key": naming.meta_key(field), "range": {"gte": value, "lte": value}}
 
 
 def _match(key: str, value: int) -> QdrantFilter:
     return {"key": key, "match": {"value": value}}
+
+
+def _high_equals(key: str, high: int) -> QdrantFilter:
+    """The high part of an order key equals ``high``: a range ``[high, high]`` (exact:
+    ``|high| < 2^38``), which the high part's integer index answers with its range
+    structure alone; Edge then keeps no lookup structure beside it (≈ 10% of an
+    upsert's own time in the engine, see :func:`..engines.edge._index_number_keys`)."""
+    return {"key": key, "range": {"gte": high, "lte": high}}
 
 
 def _keyed_range(field: str, op: str, value: float) -> QdrantFilter:
@@ -211,7 +219,7 @@ def _keyed_range(field: str, op: str, value: float) -> QdrantFilter:
     strict = "gt" if op in ("$gt", "$gte") else "lt"
     return {"should": [
         {"key": high_key, "range": {strict: high}},
-        {"must": [_match(high_key, high),
+        {"must": [_high_equals(high_key, high),
                   {"key": naming.number_key(field, numbers.LOW), "range": {_RANGE_KEYS[op]: low}}]},
     ]}
 

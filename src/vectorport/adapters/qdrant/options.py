@@ -85,9 +85,16 @@ def collection_layout(spec: IndexSpec) -> CollectionLayout:
     )
 
 
+_PLAIN = SearchOptions(ef=None, exact=False)
+
+
 def search_options(request: QueryRequest) -> SearchOptions:
     """``ef`` (the contract's hint, Qdrant's ``hnsw_ef``) and ``exact`` (the ``qdrant``
-    section's switch to a brute-force search)."""
+    section's switch to a brute-force search). A query without a ``qdrant`` section
+    and without ``ef`` (most) gets the defaults as one shared value: checking an empty
+    section was ≈ 3 µs a query."""
+    if request.ef is None and BACKEND not in request.backend_options:
+        return _PLAIN
     return SearchOptions(ef=request.ef, exact=QUERY_OPTIONS.query(request)["exact"])
 
 

@@ -15,11 +15,12 @@ and the ranking once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
+from vectorport.core.types import DenseVector
 
 
 class Engine(Protocol):
@@ -64,6 +65,12 @@ class Engine(Protocol):
     def search(self, name: str, using: str, query: QueryValue, flt: QdrantFilter,
                limit: int, vectors: Sequence[str], options: SearchOptions,
                strong: bool) -> list[Hit]: ...
+
+    def search_payloads(self, name: str, query: DenseVector, flt: QdrantFilter, limit: int,
+                        options: SearchOptions, strong: bool) -> list[dict[str, Any]]:
+        """The payloads of the points of a search by the dense vector (no vectors asked):
+        what the common query needs when the payload holds the vectors as written."""
+        ...
 
     def scroll(self, name: str, flt: QdrantFilter, limit: int, offset: str | None,
                vectors: Sequence[str], strong: bool = True) -> tuple[list[Hit], str | None]:

@@ -32,7 +32,7 @@ from vectorport.adapters.qdrant.errors import translated
 from vectorport.adapters.qdrant.filters import QdrantFilter
 from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
 from vectorport.core.errors import BackendError, IndexExistsError
-from vectorport.core.types import SparseVector
+from vectorport.core.types import DenseVector, SparseVector
 
 
 def to_model(part: QdrantFilter) -> Any:
@@ -252,6 +252,17 @@ class ClientEngine:
     def search(self, name: str, using: str, query: QueryValue, flt: QdrantFilter,
                limit: int, vectors: Sequence[str], options: SearchOptions,
                strong: bool) -> list[Hit]:
+        return [_hit(p) for p in self._points(name, using, query, flt, limit, vectors,
+                                              options, strong)]
+
+    def search_payloads(self, name: str, query: DenseVector, flt: QdrantFilter, limit: int,
+                        options: SearchOptions, strong: bool) -> list[dict[str, Any]]:
+        return [p.payload or {} for p in self._points(name, naming.DENSE, query, flt, limit, (),
+                                                      options, strong)]
+
+    def _points(self, name: str, using: str, query: QueryValue, flt: QdrantFilter,
+                limit: int, vectors: Sequence[str], options: SearchOptions,
+                strong: bool) -> list[Any]:
         params = None
         if self.applies_hints and (options.ef is not None or options.exact):
             params = models.SearchParams(hnsw_ef=options.ef, exact=options.exact)
@@ -262,7 +273,8 @@ class ClientEngine:
                 limit=limit, with_payload=True, with_vectors=list(vectors) or False,
                 search_params=params, consistency=self._read_consistency(strong),
             )
-        return [_hit(p) for p in response.points]
+        points: list[Any] = response.points
+        return points
 
     def scroll(self, name: str, flt: QdrantFilter, limit: int, offset: str | None,
                vectors: Sequence[str], strong: bool = True) -> tuple[list[Hit], str | None]:
