@@ -78,8 +78,10 @@ from vectorport.adapters.chroma import bulk, naming
 from vectorport.adapters.chroma.capabilities import CHROMA_CAPABILITIES
 from vectorport.adapters.chroma.codec import (
     NODOC_FIELD,
+    Hit,
     QueryRow,
     decode_metadata,
+    matches_of,
     records_of,
     replacing,
 )
@@ -505,12 +507,8 @@ class ChromaAdapter:
                                            cap=NO_CAP, min_score=request.min_score)
         # Only rows that can make the cut become matches: the extra row asked to see a
         # tie (top_k + 1) is not decoded when it scores below the top_k-th.
-        return [[r.match(i, s, request) for s, r, i in _at_or_above_cut(hits, request.top_k)]
+        return [matches_of(_at_or_above_cut(hits, request.top_k), request.include)
                 for hits in answers]
-
-
-Hit = tuple[float, QueryRow, int]
-"""A candidate before decoding: its score, its query's answer, its position there."""
 
 
 def _score(hit: Hit) -> float:
