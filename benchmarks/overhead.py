@@ -435,8 +435,10 @@ def _chroma(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                    "(vectorport:kinds) per record for exact $exists and number ranges; an "
                    "upsert replaces a record (Chroma's own upsert merges metadata keys) by "
                    "sending None for every key the collection lists as ever written that "
-                   "the new record lacks, after looking the list up afresh under the write "
-                   "lock (no read of the stored records); the raw upsert merges",),)
+                   "the new record lacks (no read of the stored records; the list is kept on "
+                   "the collection handle of this chroma+memory store, its database's only "
+                   "writer, where a folder's or a server's writer looks it up afresh under "
+                   "the write lock); the raw upsert merges",),)
     finally:
         with contextlib.suppress(Exception):
             client.delete_collection("raw_overhead")

@@ -51,9 +51,11 @@ def folder(tmp_path: Any) -> str:
     return f"chroma:///{tmp_path}/chroma"
 
 
-@pytest.fixture()
-def store(folder: str) -> Iterator[Store]:
-    with vectorport.connect(folder) as store:
+@pytest.fixture(params=["folder", "memory"])
+def store(request: pytest.FixtureRequest, folder: str) -> Iterator[Store]:
+    """A folder's store looks the list of written keys up before each write; a memory
+    store, the only writer of its database, keeps it on its handles instead."""
+    with vectorport.connect(folder if request.param == "folder" else "chroma+memory://") as store:
         yield store
 
 
@@ -145,6 +147,30 @@ def test_keys_written_by_another_store_on_the_folder_go(folder: str) -> None:
         other.upsert([("a", VECTOR, {"n": 3})])  # its handle predates s and t
         check(other, {"a": {"n": 3}, "b": {"n": 2}})
         check(index, {"a": {"n": 3}, "b": {"n": 2}})
+
+
+def test_a_memory_store_writes_with_no_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    # its database is its own: the kept handle's list of written keys is current, also
+    # after keys added through another Index object of the store and through patch
+    with vectorport.connect("chroma+memory://") as store:
+        index = new_index(store)
+        index.upsert([("a", VECTOR, {"n": 1}), ("b", VECTOR, {"b": True})])
+        store.index(index.name).upsert([("b", VECTOR, {"s": "x", "t": ["q"]})])
+        assert index.patch("a", metadata={"f": 0.5})  # type: ignore[attr-defined]
+        client = index._adapter._client  # type: ignore[attr-defined]
+        lookups: list[str] = []
+        original = client.get_collection
+
+        def counted(name: str, *args: Any, **kwargs: Any) -> Any:
+            lookups.append(name)
+            return original(name, *args, **kwargs)
+
+        monkeypatch.setattr(client, "get_collection", counted)
+        reads = Reads(monkeypatch)
+        index.upsert([("a", VECTOR, {"s": "y"}), ("b", VECTOR, {"n": 2})])
+        assert lookups == [] and reads.count == 0
+        monkeypatch.undo()
+        check(index, {"a": {"s": "y"}, "b": {"n": 2}})
 
 
 def test_keys_added_by_patch_and_bulk_loads_go(store: Store) -> None:

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest, first_ask
+from vectorport.adapterkit import Explanation, Include, IndexSpec, QueryRequest, first_ask
 from vectorport.adapters.chroma import naming
 from vectorport.adapters.chroma.filters import CompiledFilter, combine, compile_filter
 from vectorport.adapters.chroma.layout import CURRENT, Layout
@@ -37,6 +37,22 @@ def prepare_query(request: QueryRequest, layout: Layout = CURRENT) -> ChromaQuer
     """Raises before any I/O on what Chroma cannot express (string ranges, options);
     ``layout`` is that of the records asked (:mod:`.layout`). Explain shows the current
     layout's form, which is what every collection created by this version gets."""
+    if request.filter is None and BACKEND not in request.backend_options:
+        # No filter and no options: one of a handful of shared answers (by the parts
+        # returned), rather than options parsed and two filters compiled on every query.
+        key = (request.include, layout.version)
+        plain = _PLAIN.get(key)
+        if plain is None:
+            plain = _PLAIN[key] = _prepared(request, layout)
+        return plain
+    return _prepared(request, layout)
+
+
+_PLAIN: dict[tuple[Include, int], ChromaQuery] = {}
+""":func:`prepare_query`'s answers for requests with no filter and no ``chroma`` options."""
+
+
+def _prepared(request: QueryRequest, layout: Layout) -> ChromaQuery:
     options = query_options(request)
     compiled = combine(compile_filter(request.filter, layout),
                        compile_filter(options.where, layout))

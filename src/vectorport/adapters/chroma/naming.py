@@ -30,6 +30,7 @@ their records keep keys and kinds (:mod:`.layout`).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -48,8 +49,10 @@ def catalog_collection(index: str) -> str:
     return f"{index}{CATALOG_SUFFIX}"
 
 
+@functools.lru_cache(maxsize=4096)
 def data_collection(index: str, namespace: str) -> str:
-    """The collection that holds ``index``'s records in ``namespace``."""
+    """The collection that holds ``index``'s records in ``namespace`` (memoised: it is
+    on every query's path, and the escaping is the larger part of it)."""
     return f"{index}{DATA_INFIX}{escape_namespace(namespace)}{DATA_SUFFIX}"
 
 
