@@ -87,8 +87,19 @@ def ranked_matches(
     """:func:`one_matches` of a single query's ranked ``(-score, id, row)`` tuples
     (:mod:`single`), one by one as there are a few."""
     matches: list[Match] = []
+    if metadata is None and documents is None:  # ids and scores only: the benchmark's
+        for negated, rid, _ in ranked:
+            match: Any = _new(Match)
+            _set_id(match, rid)
+            _set_score(match, -negated)
+            _set_metadata(match, None)
+            _set_vector(match, None)
+            _set_sparse(match, None)
+            _set_document(match, None)
+            matches.append(match)
+        return matches
     for negated, rid, row in ranked:
-        match: Any = _new(Match)
+        match = _new(Match)
         _set_id(match, rid)
         _set_score(match, -negated)
         _set_metadata(match, None if metadata is None else metadata(row))
