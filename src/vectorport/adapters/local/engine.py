@@ -87,6 +87,12 @@ class NamespaceData:
         """The ids in row order, as an object array."""
         return self._id_array[: len(self.ids)]
 
+    def columns(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64],
+                               npt.NDArray[np.object_]]:
+        """The vectors, float64 norms and ids as held, rows past the count included (never
+        written): for gathers of given rows, with no slice made for each."""
+        return self._matrix, self._wide_norms, self._id_array
+
     @property
     def wide_norms(self) -> npt.NDArray[np.float64]:
         """Each row's norm computed in float64 (:func:`ranking.wide_norms`)."""
@@ -365,20 +371,26 @@ class KeyBuffer:
     and of a batch of 200's (8 MB). Products of more than :data:`_KEY_BUFFER_LIMIT`
     floats are allocated as before, so the buffer never holds more than 16 MiB."""
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_view")
 
     def __init__(self) -> None:
         self._data = np.empty(0, dtype=np.float32)
+        self._view = self._data.reshape(0, 0)
 
     def matrix(self, rows: int, columns: int) -> npt.NDArray[np.float32] | None:
         """A C-contiguous ``rows × columns`` view of the buffer (grown when needed), or
-        ``None`` past the limit."""
+        ``None`` past the limit. The same view again for the same shape (repeated
+        queries over one subset), not a new one."""
+        view = self._view
+        if view.shape == (rows, columns):
+            return view
         size = rows * columns
         if size > _KEY_BUFFER_LIMIT:
             return None
         if len(self._data) < size:
             self._data = np.empty(size, dtype=np.float32)
-        return self._data[:size].reshape(rows, columns)
+        view = self._view = self._data[:size].reshape(rows, columns)
+        return view
 
 
 _KEY_BUFFER_LIMIT = 1 << 22

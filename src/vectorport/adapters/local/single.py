@@ -66,30 +66,33 @@ def best(data: NamespaceData, metric: Metric, query: npt.NDArray[np.float32],
     else:
         cols = np.arange(len(keys))
     rows = cols if subset is None else subset.rows.take(cols)
-    ids: list[str] = data.id_array.take(rows).tolist()
-    ranked = list(zip(_negated_scores(metric, data, wide, norm, rows), ids, rows.tolist(),
-                      strict=True))
+    vectors, wide_norms, id_array = data.columns()
+    ids: list[str] = id_array.take(rows).tolist()
+    # take, not vectors[rows]: half the cost for a dozen rows (no fancy-index setup)
+    negated = _negated_scores(metric, vectors.take(rows, axis=0), wide, norm,
+                              wide_norms.take(rows) if metric == "cosine" else None)
+    ranked = list(zip(negated, ids, rows.tolist(), strict=True))
     if min_score is not None:
         ranked = [entry for entry in ranked if -entry[0] >= min_score]
     ranked.sort()
     return ranked[:top_k]
 
 
-def _negated_scores(metric: Metric, data: NamespaceData, wide: npt.NDArray[np.float64],
-                    norm: float, rows: npt.NDArray[np.intp]) -> list[float]:
-    """:func:`ranking.pair_scores` of one query's candidate rows, negated (exactly: IEEE
-    negation and ``(-a) / b = -(a / b)`` lose nothing), as Python floats: sorted
-    ascending with the ids, the contract's order."""
-    # take, not vectors[rows]: half the cost for a dozen rows (no fancy-index setup)
-    x = data.vectors.take(rows, axis=0).astype(np.float64)
+def _negated_scores(metric: Metric, vectors: npt.NDArray[np.float32],
+                    wide: npt.NDArray[np.float64], norm: float,
+                    wide_norms: npt.NDArray[np.float64] | None) -> list[float]:
+    """:func:`ranking.pair_scores` of one query's candidate ``vectors`` (their float64
+    norms ``wide_norms`` for cosine), negated (exactly: IEEE negation and
+    ``(-a) / b = -(a / b)`` lose nothing), as Python floats: sorted ascending with the
+    ids, the contract's order."""
+    x = vectors.astype(np.float64)
     if metric == "euclidean":
         x -= wide  # what pair_scores subtracts: the query's float64 copy, per row
         sqrt = math.sqrt
         return [-1.0 / (sqrt(s) + 1.0) for s in _einsum("ij,ij->i", x, x).tolist()]
     dots: list[float] = _einsum("ij,j->i", x, wide).tolist()
-    if metric == "dotproduct":
+    if wide_norms is None:  # dot product
         return list(map(neg, dots))
     # as pair_scores: divided by |x|·|q| where that is positive, 0 for a zero vector
     return [-dot / scale if (scale := row_norm * norm) > 0 else -0.0
-            for dot, row_norm in zip(dots, data.wide_norms.take(rows).tolist(), strict=True)]
-
+            for dot, row_norm in zip(dots, wide_norms.tolist(), strict=True)]
