@@ -93,7 +93,7 @@ class LocalAdapter:
     def __init__(self, path: Path | None = None,
                  busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
         self._lock = threading.RLock()
-        # the keys of each dense query's product, reused (queries run under the lock)
+        # the keys of each single dense query's product, reused (under the lock)
         self._keys = KeyBuffer()
         self._indexes: dict[str, _IndexState] = {}
         # Specs of deleted (or replaced) indexes, by identity, kept alive so ids stay
@@ -309,8 +309,7 @@ class LocalAdapter:
                 return [[] for _ in range(batch)]
             subset = data.subset(request.filter, index.metric)
             if request.sparse is None and queries is not None:
-                return dense_answers(data, index.metric, request, queries, subset,
-                                     self._keys)
+                return dense_answers(data, index.metric, request, queries, subset)
             rows = np.arange(len(data)) if subset is None else subset.rows
             dense = None if queries is None else data.dense_scores(index.metric, queries, subset)
             sparse = None

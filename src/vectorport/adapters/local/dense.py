@@ -34,8 +34,8 @@ def answer_one(data: NamespaceData, metric: Metric, request: QueryRequest,
 
 
 def dense_answers(data: NamespaceData, metric: Metric, request: QueryRequest,
-                  queries: npt.NDArray[np.float32], subset: Subset | None,
-                  buffer: KeyBuffer | None = None) -> list[list[Match]]:
+                  queries: npt.NDArray[np.float32], subset: Subset | None
+                  ) -> list[list[Match]]:
     """Dense-only queries, the whole batch at once: every row whose float32 key is
     within the proven rounding bound of its query's k-th best (:mod:`bounds`) is
     rescored in float64 (ranks and scores are exact), with no Python work per
@@ -45,7 +45,7 @@ def dense_answers(data: NamespaceData, metric: Metric, request: QueryRequest,
     prepared = ranking.prepare(queries)
     margins = bounds.key_margins(metric, data.dimension, prepared.norms,
                                  0.0 if metric == "cosine" else data.max_norm(subset))
-    keys = data.keys(metric, queries, subset, buffer)
+    keys = data.keys(metric, queries, subset)
     hits, cols = ranking.candidate_pairs(keys, request.top_k, margins)
     rows = cols if subset is None else subset.rows[cols]
     scores = ranking.pair_scores(metric, prepared, hits, data.vectors, rows,
