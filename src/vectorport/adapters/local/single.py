@@ -7,13 +7,13 @@ the batch's steps (:mod:`ranking`) with the same values and fewer calls:
 
 - the query's float64 copy and norm before the product (one cast, one reduction);
 - the k-th best bound and the candidates from one reduction, one partition of a
-  sixteenth of the keys and one comparison (:func:`ranking.kth_bound`);
+  thirty-second of the keys and one comparison (:func:`ranking.kth_bound`);
 - the candidates' float64 dot products in ONE reduction against the query (``ij,j->i``
   runs numpy's einsum inner loop of ``ij,ij->i`` on the same operands, so the same
   bits as the batch's row-wise reduction over repeated query copies, without them);
   divisions, square roots and reciprocals in Python (IEEE operations, rounded as
   numpy's);
-- the contract's order in one ``sorted`` of ``(-score, id, row)`` tuples: score down,
+- the contract's order in one ``sort`` of ``(-score, id, row)`` tuples: score down,
   id up, so ties at the cut are settled by id with no separate tie check.
 
 ``tests/backends/local/test_single_query_path.py`` checks every answer against an
