@@ -364,8 +364,11 @@ class Index:
         vectors not.
         """
         request = requests.build_query(self.target, vector, sparse=sparse, **options)
-        matches = self._call("query", lambda: self._adapter.query(self.spec, request),
-                             request.namespace, request.top_k)
+        adapter, spec = self.store.adapter, self.spec
+        # the runner itself, not through _call: a frame and two properties less a query
+        matches = self.store.runner.run("query", lambda: adapter.query(spec, request),
+                                        index=spec.name, namespace=request.namespace,
+                                        top_k=request.top_k)
         return requests.finish_query(request, matches)
 
     def query_many(self, vectors: Any, **options: Unpack[QueryKwargs]) -> list[list[Match]]:

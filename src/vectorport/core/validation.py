@@ -166,10 +166,31 @@ def dense_vector(value: object, expected_dimension: int, what: str = "vector") -
 def query_vector(value: object, expected_dimension: int, cosine: bool) -> DenseVector:
     """:func:`dense_vector` of a query, and for a cosine index the refusal of a (near)
     zero vector, from the same one pass over it."""
+    if (type(value) is np.ndarray and value.dtype is _FLOAT32 and value.ndim == 1
+            and len(value) == expected_dimension):
+        # the common case (a native float32 vector of the right length), checked as
+        # _checked_vector checks it, in a third fewer calls: its own copy is made
+        # directly (contiguous, never the caller's buffer)
+        as32: npt.NDArray[np.float32] = value.copy()
+        wide = as32.astype(np.float64)
+        squared = float(wide.dot(wide))
+        if not math.isfinite(squared):
+            raise ValidationError("query vector holds NaN or infinity (or a value beyond "
+                                  "float32)")
+        norm = math.sqrt(squared)
+        if norm >= _NORM_MARGIN:
+            _check_norm64(wide, "query vector")
+        if cosine and norm < MIN_COSINE_NORM:  # numpy's 1-d norm: sqrt(x·x)
+            raise ValidationError("a zero query vector has no cosine similarity")
+        as32.setflags(write=False)
+        return as32
     as32, squared = _checked_vector(value, expected_dimension, "query vector")
     if cosine and math.sqrt(squared) < MIN_COSINE_NORM:  # numpy's 1-d norm: sqrt(x·x)
         raise ValidationError("a zero query vector has no cosine similarity")
     return _own(as32, value)
+
+
+_FLOAT32 = np.dtype(np.float32)
 
 
 _NORM_MARGIN = MAX_VECTOR_NORM * (1 - 1e-9)

@@ -89,6 +89,10 @@ def _check(index: vectorport.Index, model: Model, metric: str, queries: np.ndarr
             assert m.vector is not None
             assert np.array_equal(m.vector, model.vectors[m.id])
             assert m.document == model.documents[m.id]
+        lean = index.query(q, top_k=top_k, filter=flt, min_score=min_score,
+                           include_metadata=False, include_documents=False)
+        assert [(m.id, m.score, m.metadata, m.document, m.vector) for m in lean] == [
+            (rid, score, None, None, None) for rid, score in want]
         plain = index.query(q, top_k=top_k, filter=flt, min_score=min_score)  # defaults
         assert [(m.id, m.score) for m in plain] == want
         assert [(dict(m.metadata or {}), m.document, m.vector) for m in plain] == [
@@ -163,6 +167,39 @@ def test_answers_follow_the_writes_between_queries(
                 model.vectors.pop(rid, None)
                 model.metadata.pop(rid, None)
                 model.documents.pop(rid, None)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
+def test_wide_subsets_bound_the_kth_best_by_group_maxima(store: vectorport.Store,
+                                                          metric: str) -> None:
+    """Subsets and namespaces wide enough (thousands of rows) that a single query bounds
+    its k-th best by the maxima of interleaved column groups, not by a partition of all
+    its keys: every answer is still the unpruned float64 ranking, over many exact
+    duplicates (ties decided by id, also at the cut) and copies a few ulps apart."""
+    rng = np.random.default_rng(11)
+    name = f"single_wide_{metric}"
+    if name in store.list_indexes():
+        store.delete_index(name)
+    index = store.create_index(name, DIM, metric)
+    model = Model()
+    palette = rng.standard_normal((400, DIM)).astype(np.float32)
+    vectors = palette[rng.integers(0, len(palette), size=6000)]
+    near = rng.random(len(vectors)) < 0.5
+    vectors[near] = _nudged(rng, vectors[near])
+    records = []
+    for i, vec in enumerate(vectors):
+        rid = f"w{(i * 7919) % 6000:05d}"  # ids not in row order
+        meta = {"g": int(rng.integers(0, 3)), "h": bool(rng.random() < 0.7)}
+        records.append({"id": rid, "vector": vec, "metadata": meta, "document": rid})
+        model.vectors[rid], model.metadata[rid], model.documents[rid] = vec, meta, rid
+    index.upsert(records)
+    at_data = _nudged(rng, palette[rng.integers(0, len(palette), size=4)])
+    queries = np.concatenate([at_data, palette[:2], rng.standard_normal((2, DIM)).astype(
+        np.float32)])
+    for top_k in (1, 10, 25):
+        for flt in (None, {"g": 1}, {"h": True}):
+            _check(index, model, metric, queries, flt, top_k, None)
+    store.delete_index(name)
 
 
 def test_a_filter_that_matches_nothing_then_something(store: vectorport.Store) -> None:

@@ -30,6 +30,7 @@ from vectorport.adapters.local import bounds, explain, ranking
 from vectorport.adapters.local.capabilities import LOCAL_CAPABILITIES
 from vectorport.adapters.local.dense import answer_one, dense_answers, full_match
 from vectorport.adapters.local.engine import (
+    KeyBuffer,
     NamespaceData,
     candidates,
     candidates_many,
@@ -92,6 +93,8 @@ class LocalAdapter:
     def __init__(self, path: Path | None = None,
                  busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
         self._lock = threading.RLock()
+        # the keys of each single dense query's product, reused (under the lock)
+        self._keys = KeyBuffer()
         self._indexes: dict[str, _IndexState] = {}
         # Specs of deleted (or replaced) indexes, by identity, kept alive so ids stay
         # unique: a handle still holding one is stale even if an index of the same
@@ -285,7 +288,7 @@ class LocalAdapter:
             if data is None or not len(data):
                 return []
             return answer_one(data, index.metric, request, queries,
-                              data.subset(request.filter, index.metric))
+                              data.subset(request.filter, index.metric), self._keys)
 
     def query_many(
         self, index: IndexSpec, request: QueryRequest, vectors: DenseMatrix

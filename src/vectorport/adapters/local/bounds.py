@@ -13,13 +13,13 @@ Per-row error ``E`` of each key against its real value (first order; the constan
 ``c = 2·γ_d + 16·u`` below covers the second-order terms and the float64 rescoring's
 own rounding, which is ~``d·2**-53``, with room to spare):
 
-- cosine, key ``|q|·cos`` (:meth:`NamespaceData.cosine_keys`): the row is scaled by
+- cosine, key ``|q|·cos`` (:meth:`NamespaceData.keys`): the row is scaled by
   its float32 inverse norm (relative ``γ_d/2 + 3u``, in the subset copy or after the
   product) and rounded (``u`` per component, at most ``u·|q|`` in the product), and the
   product adds ``γ_d·|q|``: ``E ≤ |q|·(1.5·γ_d + 4u) ≤ c·|q|``.
 - dot product, key ``q·x``: ``E ≤ γ_d·|q|·|x| ≤ c·|q|·M`` with ``M`` the largest
   stored norm among the rows scored.
-- euclidean, key ``2x·q − |x|²`` (:meth:`NamespaceData.euclidean_keys`): the product
+- euclidean, key ``2x·q − |x|²`` (:meth:`NamespaceData.keys`): the product
   ``2γ_d·|q||x|``, the squared float32 norm ``(γ_d + 3u)·|x|²``, the subtraction
   ``u·(2|q||x| + |x|²)``: ``E ≤ c·(2|q|M + M²) ≤ c·(1 + |q| + M)²``.
 

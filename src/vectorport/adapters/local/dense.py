@@ -14,37 +14,28 @@ import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import read_only_float32
-from vectorport.adapters.local import bounds, ranking, results
-from vectorport.adapters.local.engine import NamespaceData, Subset
+from vectorport.adapters.local import bounds, ranking, results, single
+from vectorport.adapters.local.engine import KeyBuffer, NamespaceData, Subset
 from vectorport.core.types import Match, Metric, QueryRequest
 
 
 def answer_one(data: NamespaceData, metric: Metric, request: QueryRequest,
-               query: npt.NDArray[np.float32], subset: Subset | None) -> list[Match]:
+               query: npt.NDArray[np.float32], subset: Subset | None,
+               buffer: KeyBuffer | None = None) -> list[Match]:
     """:func:`dense_answers` of one query (a 1 × d matrix): the same candidates, scores and
-    order, with Python floats for the margin, the floor and the scores."""
-    # the float64 copy and norm before the product, while the caches still hold what
-    # the call touched so far (the product evicts them)
-    wide, norm = ranking.prepare_one(query)
-    margin = bounds.key_margins(metric, data.dimension, norm,
-                                0.0 if metric == "cosine" else data.max_norm(subset))
-    cols = ranking.one_candidates(data.keys(metric, query, subset)[0], request.top_k,
-                                  margin)
-    rows = cols if subset is None else subset.rows[cols]
-    scores = ranking.one_scores(metric, wide, norm, data.vectors, rows, data.wide_norms)
-    picked, ids, best = ranking.one_best(data.id_array, rows, scores, request.top_k,
-                                         request.min_score)
+    order, fused into as few numpy calls as the arithmetic allows (:mod:`single`)."""
     include = request.include
+    found = single.best(data, metric, query, subset, request.top_k, request.min_score,
+                        buffer)
     if include.vectors:
-        return [full_match(data, row, score, request)
-                for row, score in zip(picked, best, strict=True)]
-    return results.one_matches(picked, ids, best,
-                               data.metadata_of if include.metadata else None,
-                               data.documents if include.documents else None)
+        return [full_match(data, row, -neg, request) for neg, _, row in found]
+    return results.ranked_matches(found, data.metadata_of if include.metadata else None,
+                                  data.documents if include.documents else None)
 
 
 def dense_answers(data: NamespaceData, metric: Metric, request: QueryRequest,
-            queries: npt.NDArray[np.float32], subset: Subset | None) -> list[list[Match]]:
+                  queries: npt.NDArray[np.float32], subset: Subset | None
+                  ) -> list[list[Match]]:
     """Dense-only queries, the whole batch at once: every row whose float32 key is
     within the proven rounding bound of its query's k-th best (:mod:`bounds`) is
     rescored in float64 (ranks and scores are exact), with no Python work per

@@ -13,7 +13,6 @@ query and in any batch.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -70,7 +69,7 @@ def one_candidates(keys: npt.NDArray[np.float32], top_k: int, margin: float
     the columns within it of the k-th best, ascending."""
     if len(keys) <= top_k:
         return np.arange(len(keys))
-    floor = bounds.float32_floor(float(_kth_bound(keys, top_k)) - margin)
+    floor = bounds.float32_floor(float(kth_bound(keys, top_k)) - margin)
     # the array methods, not np.flatnonzero / np.repeat / ndarray.max: numpy's Python
     # wrappers around them cost ~0.5 µs a call, a few % of a filtered single query
     cols: npt.NDArray[np.intp] = (keys >= floor).nonzero()[0]
@@ -78,8 +77,8 @@ def one_candidates(keys: npt.NDArray[np.float32], top_k: int, margin: float
 
 
 _STRIDES = 16
-_maximum = np.maximum.reduce
 """Columns folded into one group maximum by :func:`_fold`."""
+_maximum = np.maximum.reduce
 
 
 def _fold(keys: npt.NDArray[np.float32], groups: int) -> npt.NDArray[np.float32]:
@@ -102,15 +101,17 @@ def _fold(keys: npt.NDArray[np.float32], groups: int) -> npt.NDArray[np.float32]
     return folded
 
 
-def _kth_bound(row: npt.NDArray[np.float32], top_k: int) -> np.float32:
-    """The k-th best of one row's :func:`_fold` group maxima, folded by one reduction
-    (a single query spent 8 µs of ~20 partitioning all of a 10,000-row subset)."""
+def kth_bound(row: npt.NDArray[np.float32], top_k: int, strides: int = _STRIDES
+              ) -> np.float32:
+    """The k-th best of the maxima of ``strides`` interleaved column groups of one row
+    (:func:`_fold`), folded by one reduction (a single query spent 8 µs of ~20
+    partitioning all of a 10,000-row subset)."""
     width = len(row)
-    groups = width // _STRIDES
+    groups = width // strides
     if groups < 4 * top_k:
         kth: np.float32 = np.partition(row, width - top_k)[width - top_k]
         return kth
-    folded = _maximum(row[:groups * _STRIDES].reshape(_STRIDES, groups), axis=0)
+    folded = _maximum(row[:groups * strides].reshape(strides, groups), axis=0)
     folded.partition(groups - top_k)
     bound: np.float32 = folded[groups - top_k]
     return bound
@@ -128,14 +129,6 @@ class Prepared:
 def prepare(queries: npt.NDArray[np.float32]) -> Prepared:
     wide = queries.astype(np.float64)
     return Prepared(wide, np.sqrt(np.einsum("ij,ij->i", wide, wide)))
-
-
-def prepare_one(query: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], float]:
-    """:func:`prepare` of one query (a 1 × d matrix): its float64 copy and its norm as
-    a Python float, the same value (``math.sqrt`` and ``np.sqrt`` both round
-    correctly), for the scalar arithmetic of a single query."""
-    wide = query.astype(np.float64)
-    return wide, math.sqrt(float(np.einsum("ij,ij->i", wide, wide)[0]))
 
 
 _CHUNK = 512
@@ -170,29 +163,6 @@ def pair_scores(metric: Metric, queries: Prepared, hits: npt.NDArray[np.intp],
             metric, matrix.take(chunk, axis=0).astype(np.float64), queries, hits[lo:lo + _CHUNK],
             norms[chunk] if metric == "cosine" else None)
     return out
-
-
-def one_scores(metric: Metric, wide: npt.NDArray[np.float64], query_norm: float,
-               matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp],
-               norms: npt.NDArray[np.float64]) -> list[float]:
-    """:func:`pair_scores` of one query's candidates, as Python floats: the same
-    float64 reductions (one row-wise ``einsum`` over contiguous copies), then the
-    per-candidate division, square root and reciprocal in Python, whose IEEE operations
-    round as numpy's do: the same values, with four numpy calls fewer (a dozen
-    candidates spent more in numpy's per-call cost than in arithmetic)."""
-    # take, not matrix[rows]: half the cost for a dozen rows (no fancy-index setup)
-    x = matrix.take(rows, axis=0).astype(np.float64)
-    paired = wide.repeat(len(rows), axis=0)  # what pair_scores' wide[hits] holds
-    if metric == "euclidean":
-        x -= paired
-        sqrt = math.sqrt
-        return [1.0 / (sqrt(s) + 1.0) for s in np.einsum("ij,ij->i", x, x).tolist()]
-    dots: list[float] = np.einsum("ij,ij->i", x, paired).tolist()
-    if metric == "dotproduct":
-        return dots
-    # as _chunk_scores: divided by |x|·|q| where that is positive, 0 for a zero vector
-    return [dot / scale if (scale := norm * query_norm) > 0 else 0.0
-            for dot, norm in zip(dots, norms[rows].tolist(), strict=True)]
 
 
 def _chunk_scores(metric: Metric, x: npt.NDArray[np.float64], queries: Prepared,

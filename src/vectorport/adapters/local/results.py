@@ -79,6 +79,37 @@ def one_matches(
     return matches
 
 
+def ranked_matches(
+    ranked: Sequence[tuple[float, str, int]],
+    metadata: Callable[[int], Mapping[str, MetadataValue]] | None,
+    documents: Sequence[str | None] | None,
+) -> list[Match]:
+    """:func:`one_matches` of a single query's ranked ``(-score, id, row)`` tuples
+    (:mod:`single`), one by one as there are a few."""
+    matches: list[Match] = []
+    if metadata is None and documents is None:  # ids and scores only: the benchmark's
+        for negated, rid, _ in ranked:
+            match: Any = _new(Match)
+            _set_id(match, rid)
+            _set_score(match, -negated)
+            _set_metadata(match, None)
+            _set_vector(match, None)
+            _set_sparse(match, None)
+            _set_document(match, None)
+            matches.append(match)
+        return matches
+    for negated, rid, row in ranked:
+        match = _new(Match)
+        _set_id(match, rid)
+        _set_score(match, -negated)
+        _set_metadata(match, None if metadata is None else metadata(row))
+        _set_vector(match, None)
+        _set_sparse(match, None)
+        _set_document(match, None if documents is None else documents[row])
+        matches.append(match)
+    return matches
+
+
 _BY_SLOT_FROM = 64
 
 
