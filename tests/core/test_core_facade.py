@@ -192,12 +192,14 @@ def test_batches_follow_the_declared_limit_and_report_written_ids() -> None:
 class _Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, str | None]] = []
+        self.seen: list[OperationEvent] = []
 
     @hookimpl
     def vectorport_before_operation(self, event: OperationEvent) -> None:
         if event.namespace == "forbidden":
             raise PermissionError("tenant policy")
         self.events.append(("before", event.operation))
+        self.seen.append(event)
 
     @hookimpl
     def vectorport_after_operation(self, event: OperationEvent, error: Any, seconds: float) -> None:
@@ -211,8 +213,11 @@ def test_operation_hooks() -> None:
     store = vectorport.Store(LocalAdapter(None), registry=registry)
     index = store.create_index("hooked", 2)
     index.upsert([("a", [1, 0])])
-    index.query([1, 0])
+    index.query([1, 0], top_k=3)
     assert ("before", "upsert") in recorder.events and ("after", "query") in recorder.events
+    # a query's event carries its top_k both as top_k and as the older single number size
+    query_event = next(e for e in recorder.seen if e.operation == "query")
+    assert (query_event.size, query_event.top_k, query_event.record_count) == (3, 3, None)
     with pytest.raises(PermissionError):
         index.query([1, 0], namespace="forbidden")
     assert not Registry(load_entry_points=False).has_operation_hooks()

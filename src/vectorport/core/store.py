@@ -368,7 +368,7 @@ class Index:
         # the runner itself, not through _call: a frame and two properties less a query
         matches = self.store.runner.run("query", lambda: adapter.query(spec, request),
                                         index=spec.name, namespace=request.namespace,
-                                        top_k=request.top_k)
+                                        size=request.top_k, top_k=request.top_k)
         return requests.finish_query(request, matches)
 
     def query_many(self, vectors: Any, **options: Unpack[QueryKwargs]) -> list[list[Match]]:
