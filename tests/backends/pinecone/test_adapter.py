@@ -50,6 +50,14 @@ from vectorport.testing.emulators.pinecone.wire import render_metadata, stored_m
 
 KEY_VARIABLE = "VECTORPORT_TEST_PINECONE_EMULATOR_KEY"
 
+# -- dense values -------------------------------------------------------------------------------
+
+EXTREME_FLOAT32 = np.array([[-0.0, 0.0, 1e-45, -1e-45, 1.1754942e-38, 1.1754944e-38,
+                             9.999999e16, -3.0e-39, 0.1, 16777217.0]], np.float32)
+"""Signed zeros, denormals, the smallest normals, a large value (norms stay under the
+facade's 1e18), a tenth and an int float32 rounds."""
+
+
 # -- ids ----------------------------------------------------------------------------------------
 
 id_text = st.text(min_size=1, max_size=30).filter(lambda s: "\x00" not in s)
@@ -370,3 +378,16 @@ def test_vectors_come_back_as_float32(store: vectorport.Store) -> None:
     assert not match.vector.flags.writeable
     assert match.score == pytest.approx(1.0)
     assert os.environ.get(KEY_VARIABLE) == "emulator-key"
+
+
+def test_extreme_float32_values_come_back_exactly(store: vectorport.Store) -> None:
+    index = store.create_index("extremes", EXTREME_FLOAT32.shape[1], "dotproduct")
+    rng = np.random.default_rng(7)
+    vectors = np.vstack([EXTREME_FLOAT32, rng.standard_normal((40, EXTREME_FLOAT32.shape[1]))
+                         .astype(np.float32) * np.float32(1e-30)])
+    index.upsert([(f"r{i}", v) for i, v in enumerate(vectors)])
+    index.upsert_bulk([(f"b{i}", v) for i, v in enumerate(vectors)])
+    for prefix in ("r", "b"):
+        fetched = index.fetch([f"{prefix}{i}" for i in range(len(vectors))])
+        for i, vector in enumerate(vectors):
+            assert fetched[f"{prefix}{i}"].vector.tobytes() == vector.tobytes()
