@@ -20,10 +20,11 @@ import gzip
 import json
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -138,6 +139,38 @@ class Router:
         return None
 
 
+class _StopRequestedError(Exception):
+    """Raised by the serving loop's own hook to leave it once :meth:`EmulatorServer.stop`
+    was asked."""
+
+
+class _StoppableHTTPServer(ThreadingHTTPServer):
+    """A server whose ``serve_forever`` also ends when ``stopping`` is set.
+
+    ``BaseServer.shutdown()`` waits without limit for the serving loop to acknowledge,
+    which never happens when the loop never started, already returned, or runs in a daemon
+    thread that interpreter exit has frozen (a ``with running()`` left open at exit is
+    closed by the garbage collector then): the process hung at exit. The loop polls this
+    event instead, through the hook ``serve_forever`` calls after every poll, so stopping
+    needs no answer from it."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 stopping: threading.Event) -> None:
+        self.stopping = stopping
+        super().__init__(address, handler)
+
+    def service_actions(self) -> None:
+        if self.stopping.is_set():
+            raise _StopRequestedError
+
+
+STOP_WAIT_SECONDS = 5.0
+"""The longest :meth:`EmulatorServer.stop` waits for the serving thread (it leaves its
+loop within one 0.5 s poll)."""
+
+
 class EmulatorServer:
     """A threaded HTTP server answering through a :class:`Router`."""
 
@@ -162,6 +195,8 @@ class EmulatorServer:
         self.unrouted = unrouted
         self.gzip_min_bytes = gzip_min_bytes
         self._stopping = threading.Event()
+        self._stop_lock = threading.Lock()
+        self._stopped = False
         self.faults = faults or Faults()
         self.error_body = error_body
         self.authorize = authorize
@@ -205,8 +240,7 @@ class EmulatorServer:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815
 
-        self.httpd = ThreadingHTTPServer((host, port), _Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _StoppableHTTPServer((host, port), _Handler, self._stopping)
         self._thread: threading.Thread | None = None
 
     @property
@@ -244,24 +278,44 @@ class EmulatorServer:
             return Response(400, self.error_body(400, f"invalid JSON: {exc}"))
 
     def start(self) -> EmulatorServer:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
+        self._thread = threading.Thread(target=self._serve, daemon=True,
                                         name="vectorport-emulator")
         self._thread.start()
         return self
 
+    def _serve(self) -> None:
+        self._thread = threading.current_thread()
+        if self._stopping.is_set():  # stopped before this thread got to run
+            return
+        with suppress(_StopRequestedError):
+            self.httpd.serve_forever()
+
     def stop(self) -> None:
+        """Stop serving, release stalled requests and close the port.
+
+        Idempotent, and safe before :meth:`start`, from a request's thread, from an
+        ``atexit`` hook or from the garbage collector at interpreter exit. It waits for the
+        serving thread at most :data:`STOP_WAIT_SECONDS`, and not at all at interpreter
+        exit, where daemon threads no longer run."""
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
         self._stopping.set()
-        self.httpd.shutdown()
+        thread = self._thread
+        if (thread is not None and thread is not threading.current_thread()
+                and not sys.is_finalizing()):
+            thread.join(STOP_WAIT_SECONDS)
         self.httpd.server_close()
 
     def serve_forever(self) -> None:
+        """Serve in this thread until interrupted or :meth:`stop` is called."""
         try:
-            self.httpd.serve_forever()
+            self._serve()
         except KeyboardInterrupt:
             pass
         finally:
-            self._stopping.set()
-            self.httpd.server_close()
+            self.stop()
 
 
 @contextmanager
