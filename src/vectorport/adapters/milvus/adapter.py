@@ -75,6 +75,7 @@ from vectorport.adapters.milvus.collection import (
     spec_from_json,
     spec_to_json,
 )
+from vectorport.adapters.milvus.columns import ColumnUpserts
 from vectorport.adapters.milvus.engine_line import CATALOG, Engine, detect_engine
 from vectorport.adapters.milvus.errors import is_not_found, is_not_loaded, translated
 from vectorport.adapters.milvus.escaping import quote_string
@@ -142,6 +143,10 @@ class MilvusAdapter:
             self._client, lite_file=self._embedded,
             timeout=None if timeout is None else request_timeout(timeout),
         )
+        self._columns = (ColumnUpserts(self._client)
+                         if self._embedded and self._engine.spec_in_properties
+                         and self._engine.nullable_documents else None)
+        """Column-wise upserts (:mod:`.columns`): milvus-lite 3 files only."""
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> MilvusAdapter:
@@ -318,6 +323,8 @@ class MilvusAdapter:
                 self._client.drop_collection(spec.name, **self._t())  # never leave half an index
                 raise
         self._layouts[spec.name] = in_meta
+        if self._columns is not None:
+            self._columns.forget(spec.name)
 
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._stored_spec(name)
@@ -349,6 +356,8 @@ class MilvusAdapter:
         with _DROPS:
             self._stored_spec(name)
             self._layouts.pop(name, None)
+            if self._columns is not None:
+                self._columns.forget(name)
             try:
                 with translated("drop_collection", name):
                     self._client.drop_collection(name, **self._t())
@@ -372,23 +381,38 @@ class MilvusAdapter:
         return record_row(index, self._pk(namespace, record.id), namespace, record,
                           self._engine, in_meta)
 
+    def _column_wise(self, index: IndexSpec, namespace: str, probe: Record,
+                     in_meta: bool) -> bool:
+        """Whether this upsert goes as columns (:mod:`.columns`): a milvus-lite 3 file,
+        a dense collection of the current layout, proven equal to pymilvus' rows."""
+        if self._columns is None or index.sparse or not in_meta:
+            return False
+        return self._columns.usable(index.name, probe, self._pk(namespace, probe.id),
+                                    namespace, self._row(index, namespace, probe, in_meta))
+
+    def _write(self, index: IndexSpec, namespace: str, records: Sequence[Record],
+               in_meta: bool) -> None:
+        """One upsert request of validated records."""
+        if not records:
+            return
+        if self._columns is not None and self._column_wise(index, namespace, records[0],
+                                                           in_meta):
+            pks = [self._pk(namespace, r.id) for r in records]
+            self._call("upsert", index.name, self._columns.upsert, pks, namespace, records)
+            return
+        rows = [self._row(index, namespace, r, in_meta) for r in records]
+        self._call("upsert", index.name, self._client.upsert, rows)
+
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
-        in_meta = self._bounds_in_meta(index)
-        rows = [self._row(index, namespace, r, in_meta) for r in records]  # checked before I/O
-        if rows:
-            self._call("upsert", index.name, self._client.upsert, rows)
+        self._write(index, namespace, records, self._bounds_in_meta(index))
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
         """Large upserts, several in flight (see :mod:`.bulk`)."""
-        name = index.name
         in_meta = self._bounds_in_meta(index)
-        bulk.load(
-            records, workers,
-            row_of=lambda r: self._row(index, namespace, r, in_meta),
-            upsert=lambda rows: self._call("upsert", name, self._client.upsert, rows),
-            embedded=self._embedded,
-        )
+        bulk.load(records, workers,
+                  send=lambda chunk: self._write(index, namespace, chunk, in_meta),
+                  embedded=self._embedded)
 
     def _output_fields(self, index: IndexSpec, request: QueryRequest) -> list[str]:
         include = request.include
