@@ -362,19 +362,3 @@ def test_a_namespace_another_client_deleted_comes_back_with_its_reserved_schema(
     assert type(record.metadata["n"]) is int and type(record.metadata["f"]) is float
     assert index.count(filter={"n": {"$gt": 1}}, namespace="ns") == 1
     assert index.count(filter={"f": 2}, namespace="ns") == 1
-
-
-def test_bulk_chunks_keep_every_writer_busy_within_their_bounds() -> None:
-    from vectorport.adapters.turbopuffer.bulk import (
-        CHUNK_ROWS,
-        MIN_CHUNK_ROWS,
-        chunk_rows,
-    )
-
-    for count in (1, 999, 4_000, 10_000, 39_999, 1_000_000):
-        for parallel in (1, 4, 7):
-            rows = chunk_rows(count, parallel)
-            assert MIN_CHUNK_ROWS <= rows <= CHUNK_ROWS
-            # as many chunks as writers whenever the bounds allow it
-            if MIN_CHUNK_ROWS * parallel <= count <= CHUNK_ROWS * parallel:
-                assert -(-count // rows) == parallel
