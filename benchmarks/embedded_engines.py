@@ -232,25 +232,28 @@ def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                 with_payload=True, with_vector=False))
 
         from vectorport.adapters.qdrant import codec, naming
-        from vectorport.adapters.qdrant.engines.edge import _edge_point
 
         adapter = store.adapter
         version = adapter._version(index.name)
 
         def same_rows(batch: Batch) -> list[Any]:
-            """The adapter's points (codec.to_point, with fresh revision tokens) as it
-            hands them to qdrant-edge-py (edge._edge_point)."""
+            """The adapter's points (codec.to_point, with fresh revision tokens): the
+            point ids, payloads and dense vectors it hands to qdrant-edge-py."""
             records = overhead.adapter_records(index, batch)
-            return [_edge_point(codec.to_point(index.spec, "", r,
-                                               bools_native=engine.bools_native,
-                                               numbers_exact=engine.numbers_exact,
-                                               version=version, revision=revision))
-                    for r, revision in zip(records, naming.revisions(len(records)),
-                                           strict=True)]
+            points = [codec.to_point(index.spec, "", r, bools_native=engine.bools_native,
+                                     numbers_exact=engine.numbers_exact, version=version,
+                                     revision=revision)
+                      for r, revision in zip(records, naming.revisions(len(records)),
+                                             strict=True)]
+            if any(type(p.vectors) is not dict or naming.SPARSE in p.vectors for p in points):
+                raise RuntimeError("points the benchmark cannot send as the adapter does")
+            return points
 
         def same_upsert(points: list[Any]) -> object:
+            # the SDK's Point copies each point into Rust: the SDK's work, timed here as
+            # on the raw side (the adapter's edge._edge_point makes the same call)
             return engine._entry(index.name).shard.update(qe.UpdateOperation.upsert_points(
-                points))
+                [qe.Point(id=p.uid, payload=p.payload, vector=p.vectors) for p in points]))
 
         sides = overhead._paired(index, batches, raw_query, raw_upsert, same_query=same_query,
                                  same_rows=same_rows, same_upsert=same_upsert, notes=(
@@ -263,10 +266,11 @@ def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             "written (cosine), the namespace and a revision token, and every 10,000 points "
             "written it runs Qdrant's optimizers (the raw side never does); the upsert's "
             "second figure sends, with EdgeShard.update(upsert_points) into the adapter's "
-            "shard, the points the adapter's own encoder (codec.to_point, then "
-            "edge._edge_point) made before the timing (each batch's revision tokens made "
-            "once, so the same tokens are written again); without the adapter's writer "
-            "lock, tenant bookkeeping or optimizer runs",))
+            "shard, the points the adapter's own encoder (codec.to_point) made before the "
+            "timing, as qdrant-edge-py Points made in the timing as the raw side's are "
+            "(each batch's revision tokens made once, so the same tokens are written "
+            "again); without the adapter's writer lock, tenant bookkeeping or optimizer "
+            "runs",))
         try:
             yield sides
         finally:

@@ -28,7 +28,11 @@ raw SDK sending, into the adapter's own collection / table / namespace, the very
 (points, Arrow table, columns, binary arrays) the adapter's own encoder makes of the
 batch's validated records, built before the timing (``Sides.same_rows``). vectorport
 against it is vectorport's own cost (validation, encoding, plumbing); it against the
-raw upsert, the price of the guarantees' wider rows. Before it is timed,
+raw upsert, the price of the guarantees' wider rows, less the conversion from the
+Python data that the raw side does in its time as a user would (``tolist``, Arrow
+arrays, the SDK's record tuples) and the "same" side had done for it. SDK objects that
+copy their data on construction (qdrant-edge-py's ``Point``) are made in the time on
+both sides. Before it is timed,
 :func:`same_rows_check` writes swapped records that way and reads them back through
 vectorport; a note says so should they not come back as written.
 
