@@ -16,8 +16,10 @@ returning metadata and upserts of 100 records, vectorport and the raw SDK altern
   not registered (the adapter is on its own branch).
 
 On LanceDB and Qdrant Edge a second query figure pairs vectorport with the engine sent
-the adapter's own first search (its table or shard, depth and columns), as in
-:mod:`benchmarks.overhead`: vectorport's own cost.
+the adapter's own first search (its table or shard, depth and columns), and a second
+upsert figure the engine sent the adapter's own rows (the Arrow table of
+``codec.record_batch``, the points of ``codec.to_point``), built before the timing, as
+in :mod:`benchmarks.overhead`: vectorport's own cost.
 
 **Recall@10** on the Gaussian mixture of :func:`common.dataset` (cosine, 100 held-out
 queries, the exact answer from numpy): LanceDB IVF (``index_type="ivf"``, LanceDB's
@@ -34,6 +36,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +118,22 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                     .distance_type("cosine").select(["id", "vector", "meta", "doc"])
                     .limit(depth).bypass_vector_index().to_arrow())
 
+        # the adapter's table opened as the adapter opens it (every write sees the latest
+        # version, which the alternating vectorport side keeps moving)
+        writer = lancedb.connect(str(folder), read_consistency_interval=timedelta(0)
+                                 ).open_table(index.name)
+        adapter = store.adapter
+        from vectorport.adapters.lancedb.codec import PK
+
+        def same_rows(batch: Batch) -> Any:
+            return adapter._arrow(index.spec, "", overhead.adapter_records(index, batch))
+
+        def same_upsert(rows: Any) -> object:
+            return (writer.merge_insert(PK).when_matched_update_all()
+                    .when_not_matched_insert_all().execute(rows))
+
         sides = overhead._paired(index, batches, raw_query, raw_upsert, same_query=same_query,
-                                 notes=(
+                                 same_rows=same_rows, same_upsert=same_upsert, notes=(
             "Qdrant and LanceDB: LanceDB's raw side is a table of id, vector and JSON "
             "metadata searched exactly (bypass_vector_index) with LanceDB's own cosine "
             "distances, returning id, metadata and distance as vectorport does; "
@@ -125,7 +142,12 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             "a top 10, deeper only when the cut is tied) to rescore them exactly in float64 "
             "with ties complete, and writes its kind-tagged metadata, token list and "
             "namespace columns; its namespace condition is left out while the table holds "
-            "one namespace (rows checked)",))
+            "one namespace (rows checked); the upsert's second figure sends, with the "
+            "SDK's public merge_insert('pk') (update all, insert all) into the adapter's "
+            "table opened with read_consistency_interval=0, the Arrow table the adapter's "
+            "own encoder (codec.record_batch) made before the timing; the adapter itself "
+            "hands that table to the engine's merge directly, skipping the SDK's schema read "
+            "and input sanitiser (writes.py), so this ratio may be below 1",))
         try:
             yield sides
         finally:
@@ -209,8 +231,32 @@ def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                 limit=depth, query=qe.Query.Nearest(np.asarray(q).tolist(), using=using),
                 with_payload=True, with_vector=False))
 
+        from vectorport.adapters.qdrant import codec, naming
+
+        adapter = store.adapter
+        version = adapter._version(index.name)
+
+        def same_rows(batch: Batch) -> list[Any]:
+            """The adapter's points (codec.to_point, with fresh revision tokens): the
+            point ids, payloads and dense vectors it hands to qdrant-edge-py."""
+            records = overhead.adapter_records(index, batch)
+            points = [codec.to_point(index.spec, "", r, bools_native=engine.bools_native,
+                                     numbers_exact=engine.numbers_exact, version=version,
+                                     revision=revision)
+                      for r, revision in zip(records, naming.revisions(len(records)),
+                                             strict=True)]
+            if any(type(p.vectors) is not dict or naming.SPARSE in p.vectors for p in points):
+                raise RuntimeError("points the benchmark cannot send as the adapter does")
+            return points
+
+        def same_upsert(points: list[Any]) -> object:
+            # the SDK's Point copies each point into Rust: the SDK's work, timed here as
+            # on the raw side (the adapter's edge._edge_point makes the same call)
+            return engine._entry(index.name).shard.update(qe.UpdateOperation.upsert_points(
+                [qe.Point(id=p.uid, payload=p.payload, vector=p.vectors) for p in points]))
+
         sides = overhead._paired(index, batches, raw_query, raw_upsert, same_query=same_query,
-                                 notes=(
+                                 same_rows=same_rows, same_upsert=same_upsert, notes=(
             "Qdrant and LanceDB: Qdrant Edge's raw side is an EdgeShard of qdrant-edge-py "
             "(Qdrant's Rust engine in process) with UUID point ids and the id and metadata "
             "in the payload; vectorport's first search goes 12 deep for a top 10 and "
@@ -218,7 +264,13 @@ def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             "exactly in float64 with ties complete; its namespace condition is left out "
             "while the shard holds one namespace; its payloads also carry the vectors as "
             "written (cosine), the namespace and a revision token, and every 10,000 points "
-            "written it runs Qdrant's optimizers (the raw side never does)",))
+            "written it runs Qdrant's optimizers (the raw side never does); the upsert's "
+            "second figure sends, with EdgeShard.update(upsert_points) into the adapter's "
+            "shard, the points the adapter's own encoder (codec.to_point) made before the "
+            "timing, as qdrant-edge-py Points made in the timing as the raw side's are "
+            "(each batch's revision tokens made once, so the same tokens are written "
+            "again); without the adapter's writer lock, tenant bookkeeping or optimizer "
+            "runs",))
         try:
             yield sides
         finally:

@@ -23,6 +23,19 @@ collection, depth (``top_k`` + 1 or + 2 to see ties at the cut), fields and opti
 adds to it is the price of what the guarantees ask of the engine (exact tie order, exact
 scores, kinds and namespaces kept). pgvector's raw side sends the adapter's SQL already.
 
+Upserts have the same second figure on every backend here (``Sides.same_upsert``): the
+raw SDK sending, into the adapter's own collection / table / namespace, the very rows
+(points, Arrow table, columns, binary arrays) the adapter's own encoder makes of the
+batch's validated records, built before the timing (``Sides.same_rows``). vectorport
+against it is vectorport's own cost (validation, encoding, plumbing); it against the
+raw upsert, the price of the guarantees' wider rows, less the conversion from the
+Python data that the raw side does in its time as a user would (``tolist``, Arrow
+arrays, the SDK's record tuples) and the "same" side had done for it. SDK objects that
+copy their data on construction (qdrant-edge-py's ``Point``) are made in the time on
+both sides. Before it is timed,
+:func:`same_rows_check` writes swapped records that way and reads them back through
+vectorport; a note says so should they not come back as written.
+
 Both sides start from the same Python data (ids, float32 numpy vectors, metadata dicts)
 and end with the results in hand, so conversions each side needs are in its time.
 """
@@ -95,24 +108,78 @@ class Sides:
     without the adapter's work around it: what the guarantees ask of the engine. The
     ratio against it is vectorport's own cost; the raw side's ratio against it, the
     guarantees' price. (pgvector's raw side already sends the adapter's SQL.)"""
+    same_rows: Callable[[Batch], Any] | None = None
+    """A batch as the adapter's own encoder turns it into native rows (points, Arrow
+    table, request body) for ``same_upsert``; called before the timing, so that side
+    times the SDK and the engine only."""
+    same_upsert: Callable[[Any], object] | None = None
+    """The raw SDK sending rows ``same_rows`` built into the adapter's own collection /
+    table / namespace: vectorport's upsert against it is vectorport's own cost
+    (validation, encoding, plumbing); it against the raw upsert, the price of the
+    guarantees' wider rows."""
 
 
 def _paired(index: Any, batches: Sequence[Batch], raw_query: Callable[[Vectors], Sequence[str]],
             raw_upsert: Callable[[Batch], object], notes: tuple[str, ...],
-            same_query: Callable[[Vectors], object] | None = None) -> Sides:
+            same_query: Callable[[Vectors], object] | None = None,
+            same_rows: Callable[[Batch], Any] | None = None,
+            same_upsert: Callable[[Any], object] | None = None) -> Sides:
     """Load the same batches through both sides, then pair vectorport's calls with the raw
     ones (the common case; a backend needing more builds :class:`Sides` itself)."""
     for batch in batches:
         index.upsert(batch.records())
         raw_upsert(batch)
+    checked = (same_rows_check(index, batches, same_rows, same_upsert)
+               if same_rows is not None and same_upsert is not None else ())
     return Sides(
         vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
         raw_query=raw_query,
         vp_upsert=lambda b: index.upsert(b.records()),
         raw_upsert=raw_upsert,
-        notes=notes,
+        notes=notes + checked,
         same_query=same_query,
+        same_rows=same_rows,
+        same_upsert=same_upsert,
     )
+
+
+def adapter_records(index: Any, batch: Batch) -> Sequence[Any]:
+    """``batch`` as the facade hands it to the adapter: the validated ``Record`` values
+    of the facade's own request builder (what every adapter's row encoder takes)."""
+    from vectorport.core import requests
+
+    return requests.build_records(index.target, batch.records())
+
+
+def same_rows_check(index: Any, batches: Sequence[Batch], same_rows: Callable[[Batch], Any],
+                    same_upsert: Callable[[Any], object]) -> tuple[str, ...]:
+    """Overwrite the first batch's records, through the raw SDK with the adapter's rows,
+    with the last batch's vectors and metadata, read them back through vectorport, and
+    write the first batch again: a note unless they came back as written (metadata with
+    its kinds exactly; else the "same" side would not be sending what the adapter
+    sends)."""
+    first, last = batches[0], batches[-1]
+    swapped = Batch(first.ids, last.vectors, last.metadata)
+    same_upsert(same_rows(swapped))
+    fetched = index.fetch(first.ids)
+    index.upsert(first.records())
+
+    def kinds(meta: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+        return {key: (type(value).__name__, value) for key, value in meta.items()}
+
+    expected = adapter_records(index, swapped)
+    exact = list(fetched) == list(first.ids) and all(
+        # vectors within the conformance suite's tolerance: Chroma's cosine collections
+        # read some float32 components back one unit in the last place off, vectorport's
+        # own writes alike
+        np.allclose(fetched[r.id].vector, r.vector, rtol=1e-6, atol=1e-6)
+        and kinds(dict(fetched[r.id].metadata)) == kinds(dict(r.metadata))
+        and fetched[r.id].document == r.document for r in expected)
+    if exact:
+        return ()
+    return (f"facade overhead: {index.store.backend}: the raw SDK's write of the adapter's "
+            "own rows does not read back as written (the upsert's second figure does not "
+            "send what the adapter sends)",)
 
 
 def first_depth(index: Any) -> int:
@@ -206,11 +273,38 @@ def _pgvector(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                         copy.write_row((rid, vec, None, Jsonb(meta), None))
                 conn.execute(RAW_PG_MERGE, ("",))
 
+        from vectorport.adapters.pgvector import array_params
+        from vectorport.adapters.pgvector.connections import type_oids
+
+        # the adapter's upsert statement and parameter encoding (one INSERT … SELECT FROM
+        # unnest of five binary arrays), on the raw connection
+        for adapters in (conn.adapters, cursor.adapters):  # the cursor copied conn's map
+            adapters.register_dumper(array_params.ArrayParam, array_params.ArrayParamDumper)
+        layout = index_layout(index.spec)
+        merge = statements.merge_arrays(Names("overhead"), layout)
+        oids = type_oids(conn, layout.vector_type)
+
+        def same_rows(batch: Batch) -> tuple[Any, ...]:
+            return array_params.encode(adapter_records(index, batch), layout.vector_type, *oids)
+
+        def same_upsert(arrays: tuple[Any, ...]) -> None:
+            with conn.transaction():
+                cursor.execute(merge, ("", *arrays))
+
+        notes.extend(same_rows_check(index, batches, same_rows, same_upsert))
+        notes.append("pgvector: the upsert's second figure sends, on the raw connection in "
+                     "BEGIN … COMMIT, the adapter's own statement (statements.merge_arrays: "
+                     "one INSERT … SELECT FROM unnest … ON CONFLICT DO UPDATE) with the five "
+                     "binary arrays its encoder (array_params.encode) made before the timing; "
+                     "the first figure's raw side loads by binary COPY into a temporary table "
+                     "and merges from it")
         yield Sides(
             vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
             raw_query=raw_query,
             vp_upsert=lambda b: index.upsert(b.records()),
             raw_upsert=raw_upsert,
+            same_rows=same_rows,
+            same_upsert=same_upsert,
             notes=tuple(notes),
             prepare=lambda q: index.prepare_query(q, top_k=TOP_K),
             adapter_query=lambda request: store.adapter.query(index.spec, request),
@@ -266,11 +360,25 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                                  limit=depth, filter=expression, output_fields=fields,
                                  search_params=params, consistency_level="Strong")
 
+        adapter_row, in_meta = adapter._row, adapter._bounds_in_meta(index.spec)
+
+        def same_rows(batch: Batch) -> list[dict[str, Any]]:
+            return [adapter_row(index.spec, "", r, in_meta)
+                    for r in adapter_records(index, batch)]
+
+        def same_upsert(rows: list[dict[str, Any]]) -> object:
+            return client.upsert(index.name, rows)
+
         yield _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
+                      same_rows=same_rows, same_upsert=same_upsert,
                       notes=("milvus: the adapter asks for top_k + 2 candidates with their vectors and "
                    "rescores them exactly in float64 (exact scores, ties at the cut by id, "
                    "deeper only when the cut is not proven); the raw search asks for 10 "
-                   "without vectors, and adds no namespace filter",),)
+                   "without vectors, and adds no namespace filter; the upsert's second "
+                   "figure sends, with the same MilvusClient.upsert into the adapter's "
+                   "collection, the rows the adapter's own row builder (MilvusAdapter._row: "
+                   "namespaced primary key, vector, namespace, kind-tagged meta JSON, aux, "
+                   "document) made before the timing",),)
     finally:
         with contextlib.suppress(Exception):
             client.drop_collection("raw_overhead")
@@ -315,9 +423,31 @@ def _turbopuffer(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         def same_query(q: Vectors) -> object:
             return own.query(rank_by=(rank_field, rank_kind, q.tolist()), **sent)
 
+        from vectorport.adapters.turbopuffer import bulk, codec
+        from vectorport.adapters.turbopuffer.adapter import _METRICS
+
+        adapter = store.adapter
+        native = adapter._native(index.spec, "")
+        distance = _METRICS[index.metric]
+
+        def same_rows(batch: Batch) -> dict[str, Any]:
+            """The adapter's write: its columns and the schema it sends (the reserved
+            attributes, and columns for fields it has not declared: none once loaded)."""
+            records = adapter_records(index, batch)
+            return {"upsert_columns": bulk.columns_of(records), "distance_metric": distance,
+                    "schema": adapter._write_schema(index.spec, native,
+                                                    codec.fields_of(records))}
+
+        def same_upsert(body: dict[str, Any]) -> object:
+            return own.write(**body)
+
         yield _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
+                      same_rows=same_rows, same_upsert=same_upsert,
                       notes=("turbopuffer (emulator): the adapter asks for top_k + 1 rows to see ties at "
-                   "the cut, and writes each metadata field to a column typed by its kind",),)
+                   "the cut, and writes each metadata field to a column typed by its kind; the "
+                   "upsert's second figure sends, with Namespace.write into the adapter's "
+                   "namespace, the column-oriented rows (bulk.columns_of), distance metric and "
+                   "schema (_write_schema) the adapter's own encoder made before the timing",),)
     finally:
         with contextlib.suppress(Exception):
             namespace.delete_all()
@@ -371,17 +501,34 @@ def _pinecone(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         def same_query(q: Vectors) -> object:
             return own.query(**{**sent, "vector": q.tolist()})
 
+        from vectorport.adapters.pinecone.codec import wire_vector
+
+        layout = store.adapter._handle(index.name).layout
+
+        def same_rows(batch: Batch) -> list[Any]:
+            return [wire_vector(r, layout) for r in adapter_records(index, batch)]
+
+        def same_upsert(vectors: list[Any]) -> object:
+            return own.upsert(vectors=vectors, namespace="")
+
+        checked = same_rows_check(index, batches, same_rows, same_upsert)
+
         yield Sides(
             vp_query=lambda q: [m.id for m in index.query(q, top_k=TOP_K)],
             raw_query=raw_query,
             vp_upsert=lambda b: index.upsert(b.records()),
             raw_upsert=raw_upsert,
+            same_rows=same_rows,
+            same_upsert=same_upsert,
             notes=("pinecone (emulator): vectorport's default strong reads wait until a query "
                    "reports the namespace caught up with this client's writes (an extra "
                    "round trip after each upsert), ask for top_k + 1 to see ties at the cut, "
                    "and encode ids and number kinds (a marker only for ints beyond 2^53 and "
                    "integral floats, and the keys holding numbers); the raw query does not "
-                   "wait",),
+                   "wait; the upsert's second figure sends, with the same Index.upsert into "
+                   "the adapter's index and namespace, the Vectors the adapter's own encoder "
+                   "(codec.wire_vector: encoded id, values, encoded metadata) made before "
+                   "the timing, in one request as the adapter sends 100 records", *checked),
             same_query=same_query,
         )
     finally:
@@ -428,7 +575,33 @@ def _chroma(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                              where=sent["where"], where_document=sent["where_document"],
                              include=sent["include"])
 
+        from vectorport.adapters.chroma.layout import layout_of
+        from vectorport.adapters.chroma.written import clearing, written_of
+
+        def same_rows(batch: Batch) -> dict[str, Any]:
+            """What the adapter's write (written.replace) sends once its collection lists
+            every key the batch holds: ids, the stacked vectors, each metadata encoded by
+            the collection's layout with None for every listed key it lacks."""
+            data_handle = own[0] if own else store.adapter._client.get_collection(
+                data_collection(index.name, ""))
+            records = adapter_records(index, batch)
+            encode = layout_of(data_handle.metadata).encode
+            known = written_of(data_handle.metadata)
+            encoded = [encode(r.metadata) for r in records]
+            cleared = clearing(encoded, known) if known is not None else None
+            if cleared is None:
+                raise RuntimeError("the chroma adapter would read the stored records first")
+            return {"ids": [r.id for r in records],
+                    "embeddings": np.stack([r.vector for r in records]),
+                    "metadatas": cleared}
+
+        def same_upsert(rows: dict[str, Any]) -> object:
+            if not own:
+                own.append(store.adapter._client.get_collection(data_collection(index.name, "")))
+            return own[0].upsert(**rows)
+
         yield _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
+                      same_rows=same_rows, same_upsert=same_upsert,
                       notes=("chroma: the adapter remembers its collection handle (looked up "
                    "again only when it has gone stale), asks for top_k + 1 neighbours to see "
                    "ties at the cut, returns documents, and keeps one reserved list "
@@ -438,7 +611,12 @@ def _chroma(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                    "the new record lacks (no read of the stored records; the list is kept on "
                    "the collection handle of this chroma+memory store, its database's only "
                    "writer, where a folder's or a server's writer looks it up afresh under "
-                   "the write lock); the raw upsert merges",),)
+                   "the write lock); the raw upsert merges; the upsert's second figure "
+                   "sends, with Collection.upsert into the adapter's data collection, what "
+                   "the adapter's write sends once the collection lists every key: the ids, "
+                   "the stacked vectors and each metadata encoded by the collection's layout "
+                   "(layout.encode, with None for every listed key it lacks: "
+                   "written.clearing), made before the timing; no lock, no key-list check",),)
     finally:
         with contextlib.suppress(Exception):
             client.delete_collection("raw_overhead")
@@ -552,3 +730,20 @@ def _measure(report: Report, backend: str, sides: Sides, queries: Vectors,
     report.add(Figure(section, f"{backend}: upsert of {UPSERT_BATCH} records",
                       vp / per_sample * 1e3, raw / per_sample * 1e3,
                       "ms per call vs raw SDK", TARGET, higher_is_better=False))
+    if sides.same_rows is not None and sides.same_upsert is not None:
+        # the adapter's rows for every batch, built before the timing
+        payloads = [sides.same_rows(batch) for batch in batches]
+        same_upsert = sides.same_upsert
+
+        def same_loop() -> None:
+            for _ in range(per_sample):
+                same_upsert(payloads[cursor["same"] % len(payloads)])
+                cursor["same"] += 1
+
+        cursor["same"] = 0
+        vp, same = paired_medians(upsert_loop("vp", sides.vp_upsert), same_loop,
+                                  repeats=samples)
+        report.add(Figure(section, f"{backend}: upsert of {UPSERT_BATCH} records, vs the raw "
+                          "SDK sending the adapter's own rows (vectorport's own cost)",
+                          vp / per_sample * 1e3, same / per_sample * 1e3,
+                          "ms per call vs raw SDK", TARGET, higher_is_better=False))

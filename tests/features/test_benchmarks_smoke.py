@@ -20,6 +20,8 @@ from benchmarks.common import Options, Report
 from benchmarks.servers import SERVERS
 
 TINY = Options(rows=1000, repeats=1, slow_baselines=False, quick=True)
+SAME_UPSERT = ("upsert of 100 records, vs the raw SDK sending the adapter's own rows "
+               "(vectorport's own cost)")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -74,6 +76,9 @@ def test_embedded_engines_section() -> None:
     names = _figures(report, embedded_engines.SECTION)
     _no_failure(report)
     assert "lancedb: query, top 10 with metadata" in names
+    assert f"lancedb: {SAME_UPSERT}" in names
+    assert "qdrant (Edge)" not in " ".join(names) or f"qdrant (Edge): {SAME_UPSERT}" in names
+    assert not [n for n in report.notes if "does not read back" in n], report.notes
     recalls = [f.value for f in report.figures if "recall@10: lancedb" in f.name]
     assert recalls and all(0.0 <= r <= 1.0 for r in recalls)
 
@@ -88,3 +93,60 @@ def test_scaling_section() -> None:
     assert any("query p50 growth exponent" in n for n in names)
     assert any("resident set kept" in n for n in names)
     assert report.sections["How cost grows (scaling)"][2].startswith("| local | 1,000 |")
+
+
+def test_overhead_upsert_sends_the_adapters_own_rows_on_chroma() -> None:
+    """The upsert's second figure (chroma, in process): the raw SDK's write of the
+    adapter's own rows reads back through vectorport exactly as written, and the figure
+    is reported beside the first."""
+    from benchmarks import overhead
+    from benchmarks.common import DIM, dataset
+
+    report = Report()
+    data, queries = dataset(300, DIM, 5)
+    batches = overhead._batches(data, overhead.UPSERT_BATCH)
+    with overhead._chroma(data, batches) as sides:
+        overhead._measure(report, "chroma", sides, queries, batches, 1)
+    names = _figures(report, overhead.SECTION)
+    assert "chroma: upsert of 100 records" in names
+    assert f"chroma: {SAME_UPSERT}" in names
+    assert not [n for n in report.notes if "does not read back" in n], report.notes
+
+
+def test_same_rows_check_notices_rows_that_are_not_written() -> None:
+    """The check behind the note above: a "same" side whose write leaves the stored
+    records as they were is reported."""
+    from benchmarks import overhead
+    from benchmarks.common import DIM, dataset
+
+    import vectorport
+
+    data, _ = dataset(200, DIM, 1)
+    batches = overhead._batches(data, overhead.UPSERT_BATCH)
+    store = vectorport.connect("chroma+memory://")
+    try:
+        index = store.create_index("check", DIM, "cosine")
+        for batch in batches:
+            index.upsert(batch.records())
+        notes = overhead.same_rows_check(index, batches, lambda batch: batch,
+                                         lambda rows: None)
+        assert len(notes) == 1 and "does not read back" in notes[0]
+        assert overhead.same_rows_check(
+            index, batches, lambda batch: batch.records(), index.upsert) == ()
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("backend", ["pgvector", "milvus", "turbopuffer", "pinecone", "chroma"])
+def test_overhead_upserts_the_adapters_own_rows(backend: str) -> None:
+    """Every backend of the overhead section has the upsert's second side, and its raw
+    write of the adapter's own rows reads back through vectorport as written (the check
+    its setup runs; nothing is timed here)."""
+    from benchmarks import overhead
+    from benchmarks.common import DIM, dataset
+
+    data, _ = dataset(200, DIM, 1)
+    batches = overhead._batches(data, overhead.UPSERT_BATCH)
+    with overhead.BACKENDS[backend](data, batches) as sides:
+        assert sides.same_rows is not None and sides.same_upsert is not None
+        assert not [n for n in sides.notes if "does not read back" in n], sides.notes
