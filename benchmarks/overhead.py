@@ -361,13 +361,26 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                                  search_params=params, consistency_level="Strong")
 
         adapter_row, in_meta = adapter._row, adapter._bounds_in_meta(index.spec)
+        columns = adapter._columns
+        first = adapter_records(index, batches[0])[0]
+        column_wise = adapter._column_wise(index.spec, "", first, in_meta)
 
-        def same_rows(batch: Batch) -> list[dict[str, Any]]:
-            return [adapter_row(index.spec, "", r, in_meta)
-                    for r in adapter_records(index, batch)]
+        def same_rows(batch: Batch) -> Any:
+            """The adapter's own request for the batch: on milvus-lite 3 the column-wise
+            UpsertRequest it sends (adapters/milvus/columns.py), elsewhere its rows."""
+            records = adapter_records(index, batch)
+            if column_wise:
+                from vectorport.adapters.milvus import columns as milvus_columns
 
-        def same_upsert(rows: list[dict[str, Any]]) -> object:
-            return client.upsert(index.name, rows)
+                _, timestamp = columns._schema(index.name)
+                pks = [adapter._pk("", r.id) for r in records]
+                return milvus_columns.request(index.name, pks, "", records, timestamp)
+            return [adapter_row(index.spec, "", r, in_meta) for r in records]
+
+        def same_upsert(prepared: Any) -> object:
+            if column_wise:  # the same client's gRPC stub, as the adapter sends it
+                return client._get_connection()._stub.Upsert(prepared)
+            return client.upsert(index.name, prepared)
 
         yield _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
                       same_rows=same_rows, same_upsert=same_upsert,
@@ -375,10 +388,11 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                    "rescores them exactly in float64 (exact scores, ties at the cut by id, "
                    "deeper only when the cut is not proven); the raw search asks for 10 "
                    "without vectors, and adds no namespace filter; the upsert's second "
-                   "figure sends, with the same MilvusClient.upsert into the adapter's "
-                   "collection, the rows the adapter's own row builder (MilvusAdapter._row: "
-                   "namespaced primary key, vector, namespace, kind-tagged meta JSON, aux, "
-                   "document) made before the timing",),)
+                   "figure sends into the adapter's collection the request the adapter itself "
+                   "sends, built before the timing: on milvus-lite 3 its column-wise "
+                   "UpsertRequest (namespaced primary keys, vectors, namespace, kind-tagged "
+                   "meta JSON, documents) through the same pymilvus client's gRPC stub; "
+                   "elsewhere its rows (MilvusAdapter._row) through MilvusClient.upsert",),)
     finally:
         with contextlib.suppress(Exception):
             client.drop_collection("raw_overhead")
