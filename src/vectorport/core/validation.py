@@ -172,15 +172,8 @@ def query_vector(value: object, expected_dimension: int, cosine: bool) -> DenseV
         # _checked_vector checks it, in a third fewer calls: its own copy is made
         # directly (contiguous, never the caller's buffer)
         as32: npt.NDArray[np.float32] = value.copy()
-        wide = as32.astype(np.float64)
-        squared = float(wide.dot(wide))
-        if not math.isfinite(squared):
-            raise ValidationError("query vector holds NaN or infinity (or a value beyond "
-                                  "float32)")
-        norm = math.sqrt(squared)
-        if norm >= _NORM_MARGIN:
-            _check_norm64(wide, "query vector")
-        if cosine and norm < MIN_COSINE_NORM:  # numpy's 1-d norm: sqrt(x·x)
+        squared = _squared_norm(as32, "query vector")
+        if cosine and math.sqrt(squared) < MIN_COSINE_NORM:  # numpy's 1-d norm: sqrt(x·x)
             raise ValidationError("a zero query vector has no cosine similarity")
         as32.setflags(write=False)
         return as32
@@ -204,13 +197,19 @@ def _checked_vector(value: object, expected_dimension: int,
     when every value is; only a norm near the limit is measured again the way
     :func:`check_norm` measures it, so the two never disagree."""
     as32 = _float32(value, expected_dimension, what)
+    return as32, _squared_norm(as32, what)
+
+
+def _squared_norm(as32: npt.NDArray[np.float32], what: str) -> float:
+    """``x·x`` of a float32 vector in float64, refusing NaN, infinity and a norm beyond
+    :data:`MAX_VECTOR_NORM` (see :func:`_checked_vector`)."""
     wide = as32.astype(np.float64)
     squared = float(wide.dot(wide))
     if not math.isfinite(squared):
         raise ValidationError(f"{what} holds NaN or infinity (or a value beyond float32)")
     if math.sqrt(squared) >= _NORM_MARGIN:
         _check_norm64(wide, what)
-    return as32, squared
+    return squared
 
 
 def _float32(value: object, expected_dimension: int,
