@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 import threading
 
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
@@ -201,6 +203,45 @@ def test_exact_scores_are_the_contract_scores(metric: str) -> None:
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
     one = kit.exact_scores(metric, query, vectors[0])  # type: ignore[arg-type]
     assert one.shape == (1,) and one[0] == pytest.approx(want[0], rel=1e-12)
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.integers(2, 40), st.integers(1, 1600), st.integers(0, 2**32 - 1),
+                  st.sampled_from(["cosine", "dotproduct", "euclidean"]), st.booleans())
+def test_exact_scores_of_a_row_do_not_depend_on_the_rows_scored_with_it(
+        rows: int, dimension: int, seed: int, metric: str, fortran: bool) -> None:
+    # A BLAS product's last bits change with the number of rows; a record's score must
+    # not, or identical vectors rescored in different rounds (or on two backends that
+    # rescore different depths) would tie-break by rounding instead of by id
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(rows, dimension)).astype(np.float32).astype(np.float64)
+    query = rng.normal(size=dimension).astype(np.float32)
+    together = kit.exact_scores(metric, query, np.asfortranarray(vectors) if fortran
+                                else vectors)  # type: ignore[arg-type]
+    for row in (0, rows // 2, rows - 1):
+        alone = kit.exact_scores(metric, query, vectors[row])  # type: ignore[arg-type]
+        assert alone.tobytes() == together[row:row + 1].tobytes()
+    assert kit.exact_scores(metric, query, vectors[1:]).tobytes() == (  # type: ignore[arg-type]
+        together[1:].tobytes())
+
+
+@hypothesis.settings(max_examples=100, deadline=None)
+@hypothesis.given(st.integers(1, 30), st.integers(1, 1024), st.integers(0, 2**32 - 1),
+                  st.sampled_from(["cosine", "dotproduct", "euclidean"]))
+def test_exact_scores_are_the_local_engines_scores_bit_for_bit(
+        rows: int, dimension: int, seed: int, metric: str) -> None:
+    # backends that rescore (Qdrant, LanceDB, Milvus...) and the embedded default store
+    # give the same call the same score bits
+    from vectorport.adapters.local import ranking as local
+
+    rng = np.random.default_rng(seed)
+    matrix = rng.normal(size=(rows, dimension)).astype(np.float32)
+    query = rng.normal(size=(1, dimension)).astype(np.float32)
+    every = np.arange(rows)
+    want = local.pair_scores(metric, local.prepare(query), np.zeros(rows, dtype=np.intp),  # type: ignore[arg-type]
+                             matrix, every, local.wide_norms(matrix))
+    got = kit.exact_scores(metric, query[0], matrix)  # type: ignore[arg-type]
+    assert got.tobytes() == want.tobytes()
 
 
 def test_contract_order_breaks_ties_by_id() -> None:

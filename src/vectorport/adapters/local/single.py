@@ -28,14 +28,10 @@ from operator import neg
 import numpy as np
 import numpy.typing as npt
 
+from vectorport.adapterkit.ranking import einsum as _einsum
 from vectorport.adapters.local import bounds, ranking
 from vectorport.adapters.local.engine import KeyBuffer, NamespaceData, Subset
 from vectorport.core.types import Metric
-
-try:  # np.einsum without its Python wrapper (~0.9 µs a call here); the same C function
-    from numpy._core.multiarray import c_einsum as _einsum
-except ImportError:  # pragma: no cover - other numpy layouts: the public function
-    _einsum = np.einsum
 
 _STRIDES = 32
 """Column groups of the k-th best bound: twice the batch's (:data:`ranking._STRIDES`), so
