@@ -336,6 +336,30 @@ def test_an_upsert_replaces_a_row_its_connection_has_not_read(folder: Path) -> N
         assert record.metadata == {"tag": "b"} and record.vector.tolist() == [0.0, 1.0]
 
 
+def test_an_upsert_follows_a_table_recreated_elsewhere_with_fewer_versions(
+        folder: Path) -> None:
+    """A merge works on the table's latest version even when another connection dropped
+    and re-created the table, whose version numbers then restart below the ones this
+    connection has seen (``checkout_latest`` on a kept handle stays on the dropped
+    table's manifest in that case; :mod:`.writes` opens the table afresh instead)."""
+    url = f"lancedb://{folder}"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("fewer_idx", 2, "dotproduct")
+        for turn in range(6):  # this connection's handles are now at a late version
+            mine.upsert([(f"old{turn}", [1.0, float(turn)])])
+        second.delete_index("fewer_idx")
+        theirs = second.create_index("fewer_idx", 2, "dotproduct")
+        theirs.upsert([("y", [1.0, 0.0], {"by": "second"})])
+        mine.upsert([("z", [0.0, 1.0], {"by": "first"})])
+        mine.upsert([("y", [0.5, 0.5], {"by": "first"})])  # replaces the row second wrote
+        for index in (mine, theirs):
+            found = index.fetch(["old0", "y", "z"])
+            assert sorted(found) == ["y", "z"]
+            assert found["y"].metadata == {"by": "first"}
+            assert found["y"].vector.tolist() == [0.5, 0.5]
+            assert index.count() == 2
+
+
 def test_searches_go_to_the_engine_directly_with_the_sdk_answer(store: vectorport.Store) -> None:
     """A search skips the async builder's schema read for blob columns
     (:func:`.search.collect`): the engine's ``execute`` is found, and gives the rows and

@@ -76,7 +76,11 @@ from vectorport.adapters.lancedb.options import (
 )
 from vectorport.adapters.lancedb.ranking import exact_top_k
 from vectorport.adapters.lancedb.search import AsyncTables, nearest
-from vectorport.adapters.lancedb.writes import merge_upsert
+from vectorport.adapters.lancedb.writes import (
+    LatestTables,
+    merge_upsert,
+    write_connection_options,
+)
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
@@ -143,6 +147,9 @@ class LanceDBAdapter:
             self._db = lancedb.connect(uri, **kwargs)
         # searches go through the async API (one round trip, no schema reads: .search)
         self._search_tables = AsyncTables(lambda: lancedb.connect_async(uri, **kwargs))
+        # embedded merges open their table afresh with one version check (.writes)
+        self._latest_tables = LatestTables(
+            lambda: lancedb.connect_async(uri, **write_connection_options(kwargs)))
         self._tables: dict[str, Any] = {}
         self._schemas: dict[str, tuple[IndexSpec, pa.Schema]] = {}
         """Each index's Arrow schema, with the spec it was made of (a schema is ≈ 10 µs)."""
@@ -283,7 +290,7 @@ class LanceDBAdapter:
         data = self._arrow(index, namespace, records)
         table = self._table(index.name)
         with self._write_lock, self._translated("merge_insert", index.name):
-            merge_upsert(table, data)
+            merge_upsert(table, data, self._latest_tables)
         if index.index_type in ("ivf", "hnsw"):
             self._maybe_build_ann(index, table)
 
