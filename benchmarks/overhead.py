@@ -448,9 +448,9 @@ def _turbopuffer(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             """The adapter's write: its columns and the schema it sends (the reserved
             attributes, and columns for fields it has not declared: none once loaded)."""
             records = adapter_records(index, batch)
-            return {"upsert_columns": bulk.columns_of(records), "distance_metric": distance,
-                    "schema": adapter._write_schema(index.spec, native,
-                                                    codec.fields_of(records))}
+            return bulk.write_arguments(
+                bulk.columns_of(records), distance,
+                adapter._write_schema(index.spec, native, codec.fields_of(records)))
 
         def same_upsert(body: dict[str, Any]) -> object:
             return own.write(**body)
@@ -461,7 +461,9 @@ def _turbopuffer(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                    "the cut, and writes each metadata field to a column typed by its kind; the "
                    "upsert's second figure sends, with Namespace.write into the adapter's "
                    "namespace, the column-oriented rows (bulk.columns_of), distance metric and "
-                   "schema (_write_schema) the adapter's own encoder made before the timing",),)
+                   "schema (_write_schema) the adapter's own encoder made before the timing, "
+                   "as the adapter passes them (bulk.write_arguments: the columns in "
+                   "extra_body, which the SDK sends without walking them)",),)
     finally:
         with contextlib.suppress(Exception):
             namespace.delete_all()
