@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pinecone import SparseValues, Vector
@@ -132,25 +132,34 @@ def encode_metadata(metadata: Mapping[str, MetadataValue], document: str | None,
     """Pinecone metadata for a record: user values plus the reserved keys of ``layout``.
     Lists stay the tuples of canonical metadata: the SDK takes them and orjson writes
     them as JSON lists, so the copy is one C-level ``dict``; only numbers are looked at
-    one by one (this runs for every record written)."""
+    one by one, in one pass that tells a value's kind by its exact type (canonical
+    values are exactly ``bool``, ``int``, ``float``, ``str`` or ``tuple``; any other type
+    is asked with ``isinstance``), as this runs for every record written."""
     out: dict[str, Any] = dict(metadata)
-    numbers = [key for key, value in out.items() if not isinstance(value, _NOT_NUMBERS)]
     if document is not None:
         out[DOCUMENT_KEY] = document
-    if not numbers:
-        return out
-    out[NUMBER_KEYS] = numbers
+    numbers: list[str] = []
     ints: list[str] = []
     floats: list[str] = []
     every_int = layout != LAYOUT_MARKED
     integral_floats = layout != LAYOUT_EVERY_INT
-    for key in numbers:
-        value = out[key]
-        if isinstance(value, int):
-            if every_int or not -EXACT_INT_LIMIT <= value <= EXACT_INT_LIMIT:
+    for key, value in metadata.items():
+        kind = value.__class__
+        if kind is str or kind is tuple or kind is bool:
+            continue
+        if kind is not int and kind is not float:
+            if isinstance(value, _NOT_NUMBERS):
+                continue
+            kind = int if isinstance(value, int) else float
+        numbers.append(key)
+        if kind is int:
+            if every_int or not -EXACT_INT_LIMIT <= cast(int, value) <= EXACT_INT_LIMIT:
                 ints.append(f"{key}={value}")
-        elif integral_floats and value.is_integer():
+        elif integral_floats and cast(float, value).is_integer():
             floats.append(key)
+    if not numbers:
+        return out
+    out[NUMBER_KEYS] = numbers
     if ints:
         out[INT_VALUES] = ints
     if floats:
