@@ -36,6 +36,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, cast
 
+import numpy as np
 import orjson
 from pinecone import SparseValues, Vector
 
@@ -263,24 +264,54 @@ def read_vector(values: list[float]) -> DenseVector:
     return read_only_float32(values)
 
 
+def _sdk_sends_fragments() -> bool:
+    """Whether the installed SDK writes request bodies with orjson, which copies an
+    ``orjson.Fragment`` (JSON made beforehand) into the body as it is. Asked of the
+    SDK's own body encoder once; any doubt (another encoder, a renamed function) means
+    no, and the values go as lists of floats."""
+    try:
+        from pinecone._internal.http_client import _encode_json
+
+        return bool(_encode_json({"v": orjson.Fragment(b"[0.5]")}) == b'{"v":[0.5]}')
+    except Exception:  # any failure of the probe: the plain lists
+        return False
+
+
+VALUES_AS_JSON = _sdk_sends_fragments()
+"""A vector's values go to the SDK as the JSON of their float64 digits, made by orjson
+from the float64 array: the very bytes orjson writes for ``tolist()``'s floats (the same
+formatter), without making 384 Python floats per vector, walking them into the body and
+freeing them after the request."""
+
+
+def wire_values(vector: DenseVector) -> Any:
+    """The ``values`` of a vector for the SDK: JSON already made (see
+    :data:`VALUES_AS_JSON`), else a list of floats."""
+    if VALUES_AS_JSON:
+        return orjson.Fragment(orjson.dumps(vector.astype(np.float64),
+                                            option=orjson.OPT_SERIALIZE_NUMPY))
+    values: list[float] = vector.tolist()
+    return values
+
+
 def wire_vector(record: Record, layout: int) -> Vector:
     """The SDK vector for a record in an index of ``layout``; every check happens here,
     before any I/O."""
     # id length, metadata size, zero vectors and sparse sizes are declared limits
     # (capabilities.PINECONE_LIMITS), checked by the facade for the whole call
     metadata = encode_metadata(record.metadata, record.document, layout)
-    values: list[float] = record.vector.tolist()  # all-zero: refused by the facade's limits
     sparse = record.sparse
-    return Vector(encode_id(record.id), values,
+    return Vector(encode_id(record.id), wire_values(record.vector),
                   None if sparse is None else SparseValues(**sparse_values(sparse)),
                   metadata or None)
 
 
-def estimated_bytes(vector: Vector) -> int:
-    """An upper estimate of the vector's share of an upsert request body."""
+def estimated_bytes(vector: Vector, dimension: int) -> int:
+    """An upper estimate of the vector's share of an upsert request body (``dimension``:
+    the index's; the values may be JSON already made, whose length is not asked)."""
     sparse = len(vector.sparse_values.indices) if vector.sparse_values is not None else 0
     meta = metadata_bytes(vector.metadata) if vector.metadata else 0
-    return 64 + len(vector.id) * 2 + 25 * len(vector.values) + 36 * sparse + meta
+    return 64 + len(vector.id) * 2 + 25 * dimension + 36 * sparse + meta
 
 
 def estimated_record_bytes(record: Record) -> int:
@@ -348,5 +379,6 @@ __all__ = [
     "sparse_values",
     "stored_bytes_bound",
     "try_encode_id",
+    "wire_values",
     "wire_vector",
 ]
