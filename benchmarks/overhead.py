@@ -10,8 +10,10 @@ What "the same work" means per backend:
   benchmark renders the adapter's statement and checks it equals the hand-written one),
   on one connection with the same settings (binary results, no server-side prepare);
   upserts by binary COPY into a temporary table, then one ``INSERT … ON CONFLICT``.
-- **milvus** (milvus-lite), **turbopuffer** and **pinecone** (the project's emulators),
-  **chroma** (in process): the raw side is what the SDK's documentation shows, on its
+- **milvus** (milvus-lite), **turbopuffer** and **pinecone** (the project's emulators,
+  each served from a process of its own, as the services are remote: see
+  ``benchmarks/servers.py``; both sides talk to the same one), **chroma** (in process):
+  the raw side is what the SDK's documentation shows, on its
   own collection / namespace / index holding the same records with the same metric and
   index type: ``MilvusClient.search``, ``Namespace.query``, ``Index.query``,
   ``Collection.query`` and their upserts.
@@ -448,20 +450,23 @@ def _turbopuffer(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             """The adapter's write: its columns and the schema it sends (the reserved
             attributes, and columns for fields it has not declared: none once loaded)."""
             records = adapter_records(index, batch)
-            return {"upsert_columns": bulk.columns_of(records), "distance_metric": distance,
-                    "schema": adapter._write_schema(index.spec, native,
-                                                    codec.fields_of(records))}
+            return bulk.write_arguments(
+                bulk.columns_of(records), distance,
+                adapter._write_schema(index.spec, native, codec.fields_of(records)))
 
         def same_upsert(body: dict[str, Any]) -> object:
             return own.write(**body)
 
         yield _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
                       same_rows=same_rows, same_upsert=same_upsert,
-                      notes=("turbopuffer (emulator): the adapter asks for top_k + 1 rows to see ties at "
-                   "the cut, and writes each metadata field to a column typed by its kind; the "
+                      notes=("turbopuffer (emulator, in its own process): the adapter asks for "
+                   "top_k + 1 rows to see ties at the cut, and writes each metadata field "
+                   "to a column typed by its kind; the "
                    "upsert's second figure sends, with Namespace.write into the adapter's "
                    "namespace, the column-oriented rows (bulk.columns_of), distance metric and "
-                   "schema (_write_schema) the adapter's own encoder made before the timing",),)
+                   "schema (_write_schema) the adapter's own encoder made before the timing, "
+                   "as the adapter passes them (bulk.write_arguments: the columns in "
+                   "extra_body, which the SDK sends without walking them)",),)
     finally:
         with contextlib.suppress(Exception):
             namespace.delete_all()
@@ -534,8 +539,9 @@ def _pinecone(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             raw_upsert=raw_upsert,
             same_rows=same_rows,
             same_upsert=same_upsert,
-            notes=("pinecone (emulator): vectorport's default strong reads wait until a query "
-                   "reports the namespace caught up with this client's writes (an extra "
+            notes=("pinecone (emulator, in its own process): vectorport's default strong "
+                   "reads wait until a query reports the namespace caught up with this "
+                   "client's writes (an extra "
                    "round trip after each upsert), ask for top_k + 1 to see ties at the cut, "
                    "and encode ids and number kinds (a marker only for ints beyond 2^53 and "
                    "integral floats, and the keys holding numbers); the raw query does not "

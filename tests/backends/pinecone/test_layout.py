@@ -282,3 +282,23 @@ def test_an_index_of_layout_1_is_read_and_written_in_layout_1(emu: PineconeEmula
         assert same_kinds(dict(new.fetch(["e"])["e"].metadata), {"n": 5, "w": 3.0})
         for name in store.list_indexes():
             store.delete_index(name)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False),
+                min_size=1, max_size=40))
+def test_vector_values_are_sent_as_the_digits_of_their_floats(values: list[float]) -> None:
+    """The upsert body holds each value exactly as the SDK writes the float list of
+    ``tolist()`` (the same bytes, whether the values go as JSON made beforehand or as a
+    list), so the stored float32 is the one written; -0.0, subnormals and the largest
+    float32 included."""
+    from pinecone import Vector
+    from pinecone._internal.data_plane_helpers import _vector_to_dict
+    from pinecone._internal.http_client import _encode_json
+
+    from vectorport.adapters.pinecone.codec import wire_values
+
+    vector = np.array([*values, -0.0, 1e-45, 3.4028234663852886e38], dtype=np.float32)
+    sent = _encode_json(_vector_to_dict(Vector("a", wire_values(vector))))
+    assert sent == _encode_json({"id": "a", "values": vector.tolist()})
+    assert np.array_equal(np.array(json.loads(sent)["values"], dtype=np.float32), vector)

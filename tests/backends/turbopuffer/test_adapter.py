@@ -115,6 +115,30 @@ def test_long_and_awkward_ids_roundtrip(index: Index) -> None:
     assert sorted(index.fetch(awkward)) == sorted(set(awkward) - {"x" * 512, "~starts-with-tilde"})
 
 
+@pytest.mark.parametrize("bulk", [False, True])
+def test_a_field_of_many_kinds_in_one_write_keeps_each_records_kind(index: Index,
+                                                                    bulk: bool) -> None:
+    """One write's columns are built a field at a time: a field holding an int, a bool, a
+    float, a string and a list in different records of the same write (and missing in
+    one) must come back, and filter, by each record's own kind."""
+    values: list[Any] = [1, True, 1.0, "1", ("1", "a"), None, 2**60, -0.0, False]
+    records = [(f"r{i}", [1, i + 1], {"x": v, "n": i} if v is not None else {"n": i})
+               for i, v in enumerate(values)]
+    if bulk:
+        index.upsert_bulk(records)
+    else:
+        index.upsert(records)
+    fetched = index.fetch([r[0] for r in records])
+    for rid, _, meta in records:
+        got = dict(fetched[rid].metadata)
+        assert {k: (type(v), v) for k, v in got.items()} == {
+            k: (type(v), v) for k, v in meta.items()}
+    for flt in ({"x": {"$eq": 1}}, {"x": {"$eq": True}}, {"x": {"$eq": "1"}},
+                {"x": {"$exists": False}}, {"x": {"$gte": 1}}):
+        expected = {rid for rid, _, meta in records if matches(parse_filter(flt), meta)}
+        assert {m.id for m in index.query([1, 0], top_k=20, filter=flt)} == expected, flt
+
+
 # -- configuration and secrets -------------------------------------------------------
 
 @pytest.mark.parametrize("url", [

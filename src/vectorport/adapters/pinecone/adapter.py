@@ -333,7 +333,12 @@ class PineconeAdapter:
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         handle = self._handle(index.name)
         vectors = [wire_vector(r, handle.layout) for r in records]  # checks before any I/O
-        for chunk in batches(vectors, MAX_UPSERT_VECTORS, cost=estimated_bytes,
+        dimension = index.dimension
+
+        def cost(vector: Any) -> int:
+            return estimated_bytes(vector, dimension)
+
+        for chunk in batches(vectors, MAX_UPSERT_VECTORS, cost=cost,
                              max_cost=MAX_UPSERT_BYTES):
             self._upsert_request(handle, index, namespace, chunk)
 

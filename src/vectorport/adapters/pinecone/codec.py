@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 import orjson
 from pinecone import SparseValues, Vector
 
@@ -132,25 +133,34 @@ def encode_metadata(metadata: Mapping[str, MetadataValue], document: str | None,
     """Pinecone metadata for a record: user values plus the reserved keys of ``layout``.
     Lists stay the tuples of canonical metadata: the SDK takes them and orjson writes
     them as JSON lists, so the copy is one C-level ``dict``; only numbers are looked at
-    one by one (this runs for every record written)."""
+    one by one, in one pass that tells a value's kind by its exact type (canonical
+    values are exactly ``bool``, ``int``, ``float``, ``str`` or ``tuple``; any other type
+    is asked with ``isinstance``), as this runs for every record written."""
     out: dict[str, Any] = dict(metadata)
-    numbers = [key for key, value in out.items() if not isinstance(value, _NOT_NUMBERS)]
     if document is not None:
         out[DOCUMENT_KEY] = document
-    if not numbers:
-        return out
-    out[NUMBER_KEYS] = numbers
+    numbers: list[str] = []
     ints: list[str] = []
     floats: list[str] = []
     every_int = layout != LAYOUT_MARKED
     integral_floats = layout != LAYOUT_EVERY_INT
-    for key in numbers:
-        value = out[key]
-        if isinstance(value, int):
-            if every_int or not -EXACT_INT_LIMIT <= value <= EXACT_INT_LIMIT:
+    for key, value in metadata.items():
+        kind = value.__class__
+        if kind is str or kind is tuple or kind is bool:
+            continue
+        if kind is not int and kind is not float:
+            if isinstance(value, _NOT_NUMBERS):
+                continue
+            kind = int if isinstance(value, int) else float
+        numbers.append(key)
+        if kind is int:
+            if every_int or not -EXACT_INT_LIMIT <= cast(int, value) <= EXACT_INT_LIMIT:
                 ints.append(f"{key}={value}")
-        elif integral_floats and value.is_integer():
+        elif integral_floats and cast(float, value).is_integer():
             floats.append(key)
+    if not numbers:
+        return out
+    out[NUMBER_KEYS] = numbers
     if ints:
         out[INT_VALUES] = ints
     if floats:
@@ -254,24 +264,54 @@ def read_vector(values: list[float]) -> DenseVector:
     return read_only_float32(values)
 
 
+def _sdk_sends_fragments() -> bool:
+    """Whether the installed SDK writes request bodies with orjson, which copies an
+    ``orjson.Fragment`` (JSON made beforehand) into the body as it is. Asked of the
+    SDK's own body encoder once; any doubt (another encoder, a renamed function) means
+    no, and the values go as lists of floats."""
+    try:
+        from pinecone._internal.http_client import _encode_json
+
+        return bool(_encode_json({"v": orjson.Fragment(b"[0.5]")}) == b'{"v":[0.5]}')
+    except Exception:  # any failure of the probe: the plain lists
+        return False
+
+
+VALUES_AS_JSON = _sdk_sends_fragments()
+"""A vector's values go to the SDK as the JSON of their float64 digits, made by orjson
+from the float64 array: the very bytes orjson writes for ``tolist()``'s floats (the same
+formatter), without making 384 Python floats per vector, walking them into the body and
+freeing them after the request."""
+
+
+def wire_values(vector: DenseVector) -> Any:
+    """The ``values`` of a vector for the SDK: JSON already made (see
+    :data:`VALUES_AS_JSON`), else a list of floats."""
+    if VALUES_AS_JSON:
+        return orjson.Fragment(orjson.dumps(vector.astype(np.float64),
+                                            option=orjson.OPT_SERIALIZE_NUMPY))
+    values: list[float] = vector.tolist()
+    return values
+
+
 def wire_vector(record: Record, layout: int) -> Vector:
     """The SDK vector for a record in an index of ``layout``; every check happens here,
     before any I/O."""
     # id length, metadata size, zero vectors and sparse sizes are declared limits
     # (capabilities.PINECONE_LIMITS), checked by the facade for the whole call
     metadata = encode_metadata(record.metadata, record.document, layout)
-    values: list[float] = record.vector.tolist()  # all-zero: refused by the facade's limits
     sparse = record.sparse
-    return Vector(encode_id(record.id), values,
+    return Vector(encode_id(record.id), wire_values(record.vector),
                   None if sparse is None else SparseValues(**sparse_values(sparse)),
                   metadata or None)
 
 
-def estimated_bytes(vector: Vector) -> int:
-    """An upper estimate of the vector's share of an upsert request body."""
+def estimated_bytes(vector: Vector, dimension: int) -> int:
+    """An upper estimate of the vector's share of an upsert request body (``dimension``:
+    the index's; the values may be JSON already made, whose length is not asked)."""
     sparse = len(vector.sparse_values.indices) if vector.sparse_values is not None else 0
     meta = metadata_bytes(vector.metadata) if vector.metadata else 0
-    return 64 + len(vector.id) * 2 + 25 * len(vector.values) + 36 * sparse + meta
+    return 64 + len(vector.id) * 2 + 25 * dimension + 36 * sparse + meta
 
 
 def estimated_record_bytes(record: Record) -> int:
@@ -339,5 +379,6 @@ __all__ = [
     "sparse_values",
     "stored_bytes_bound",
     "try_encode_id",
+    "wire_values",
     "wire_vector",
 ]

@@ -402,8 +402,8 @@ class TurbopufferAdapter:
                        columns: bulk.Columns) -> None:
         fields = codec.fields_of(records)
         schema = self._write_schema(index, native, fields)
-        self._call("upsert", lambda: self._ns(native).write(
-            upsert_columns=columns, distance_metric=_METRICS[index.metric], schema=schema))
+        arguments = bulk.write_arguments(columns, _METRICS[index.metric], schema)
+        self._call("upsert", lambda: self._ns(native).write(**arguments))
         with self._lock:
             self._declared[native] = self._declared.get(native, frozenset()) | fields
         self._learn(native, list(schema))

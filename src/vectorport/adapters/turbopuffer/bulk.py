@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,11 @@ def encoded_vector(vector: np.ndarray[Any, Any]) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
 
 
+_KINDS = {bool: "b", int: "i", float: "f", str: "s", tuple: "l"}
+"""The kind of each canonical metadata value's exact type (:func:`codec.kind_of` for any
+other)."""
+
+
 def estimated_bytes(record: Record) -> int:
     meta = sum(len(str(k)) + len(str(v)) + 8 for k, v in record.metadata.items())
     return (64 + 3 * len(record.id) + (16 * len(record.vector)) // 3 + meta
@@ -56,7 +62,9 @@ def estimated_bytes(record: Record) -> int:
 
 def columns_of(records: Sequence[Record]) -> Columns:
     """The ``upsert_columns`` of ``records``: one list per attribute, ``None`` where a
-    record has no value."""
+    record has no value. Built a field at a time (a comprehension over the records, the
+    kinds present told by the values' exact types), not a value at a time: metadata
+    values are never ``None``, so ``None`` marks a record without the field."""
     size = len(records)
     out: Columns = {
         "id": [native_id(r.id) for r in records],
@@ -66,13 +74,39 @@ def columns_of(records: Sequence[Record]) -> Columns:
     documents = [r.document for r in records]
     if any(d is not None for d in documents):
         out[DOCUMENT_ATTRIBUTE] = documents
-    for i, record in enumerate(records):
-        for key, value in record.metadata.items():
-            values = out.get(name := column(kind_of(value), key))
-            if values is None:
-                values = out[name] = [None] * size
-            values[i] = list(value) if isinstance(value, tuple) else value
+    metadata = [r.metadata for r in records]
+    for key in dict.fromkeys(chain.from_iterable(metadata)):
+        values: list[Any] = [m.get(key) for m in metadata]
+        types = dict.fromkeys(map(type, values))
+        types.pop(type(None), None)
+        for value_type in types:
+            picked: list[Any] = values if len(types) == 1 else [
+                v if v.__class__ is value_type else None for v in values]
+            sample = next(v for v in picked if v is not None)
+            if isinstance(sample, tuple):
+                picked = [None if v is None else list(v) for v in picked]
+            name = column(_KINDS.get(value_type) or kind_of(sample), key)
+            known = out.get(name)
+            if known is None:
+                out[name] = picked
+            else:  # two types of one kind (a subclass): one column
+                for i in range(size):
+                    if picked[i] is not None:
+                        known[i] = picked[i]
     return out
+
+
+def write_arguments(columns: Columns, distance_metric: str,
+                    schema: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of the SDK's ``Namespace.write`` for one column-oriented
+    upsert. The columns go in ``extra_body``, which the SDK merges into the JSON body as
+    given; passed as ``upsert_columns`` they would be walked value by value (the SDK's
+    ``_turbopuffer_transform`` copies every list, and its vector pass looks for lists of
+    floats to base64-encode), to no effect on what is sent: every value here is already
+    a JSON string, number, bool, null or list of strings, and the vectors are base64
+    strings. The body differs only in the key order of its top level."""
+    return {"distance_metric": distance_metric, "schema": schema,
+            "extra_body": {"upsert_columns": columns}}
 
 
 def load(records: Sequence[Record], workers: int,
@@ -84,4 +118,4 @@ def load(records: Sequence[Record], workers: int,
     send_chunks(chunks, lambda chunk: write(chunk, columns_of(chunk)), parallel)
 
 
-__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "MIN_PARALLEL", "columns_of", "load"]
+__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "MIN_PARALLEL", "columns_of", "load", "write_arguments"]
