@@ -92,13 +92,15 @@ def _vector_segments(db: sqlite3.Connection) -> dict[str, str]:
     return {str(segment): str(name) for segment, name in rows}
 
 
-def _persisted(db: sqlite3.Connection) -> set[str]:
+def _persisted(folder: Path, db: sqlite3.Connection) -> set[str]:
     """Vector segments that have persisted at least once: the only ones whose log Chroma
-    purges (it deletes below the lower of the segments' ``max_seq_id``)."""
+    purges (it deletes below the lower of the segments' ``max_seq_id``). A pickle on disk
+    counts too: older Chromas kept ``max_seq_id`` in it rather than in SQLite."""
     rows = db.execute("SELECT segments.id FROM segments JOIN max_seq_id ON "
                       "max_seq_id.segment_id = segments.id WHERE segments.scope = 'VECTOR' "
                       "AND CAST(max_seq_id.seq_id AS INTEGER) > 0")
-    return {str(segment) for (segment,) in rows}
+    found = {str(segment) for (segment,) in rows}
+    return found | {s for s in _vector_segments(db) if (folder / s / PICKLE).exists()}
 
 
 def _purging(db: sqlite3.Connection) -> bool:
@@ -139,7 +141,7 @@ def keep_log(folder: Path, db: sqlite3.Connection) -> set[str]:
     # Purging is (or was, before vectorport saw this folder) on: every segment that
     # persisted may have lost the start of its log. Recorded before purging stops, so
     # a crash in between errs on the safe side.
-    doubtful = (known or set()) | _persisted(db)
+    doubtful = (known or set()) | _persisted(folder, db)
     _write_marker(folder, doubtful)
     db.execute("INSERT OR REPLACE INTO embeddings_queue_config (id, config_json_str) "
                "VALUES (1, ?)", (KEEP_LOG,))
