@@ -226,3 +226,36 @@ def test_connect_keeps_chromas_log(tmp_path: Path, purging: bool) -> None:
     doubtful = json.loads((folder / MARKER).read_text())["log_may_be_purged"]
     assert bool(doubtful) == purging
 
+
+
+def test_keep_log_false_gives_the_log_back_to_chromas_purging(tmp_path: Path) -> None:
+    folder = tmp_path / "db"
+    create(folder, len(IDS))  # kept log; the index has persisted
+
+    def setting() -> str:
+        db = sqlite3.connect(folder / "chroma.sqlite3")
+        try:
+            return str(db.execute("SELECT config_json_str FROM embeddings_queue_config"
+                                  ).fetchone()[0])
+        finally:
+            db.close()
+
+    assert '"automatically_purge": false' in setting()
+    assert json.loads((folder / MARKER).read_text())["log_may_be_purged"] == []
+    with vectorport.connect(f"chroma://{folder}?keep_log=false") as store:
+        store.index("torn").upsert([version(p, 1) for p in range(len(IDS))])
+    assert '"automatically_purge": true' in setting()
+    # from here the persisted index may lose the start of its log: no longer rebuildable
+    doubtful = json.loads((folder / MARKER).read_text())["log_may_be_purged"]
+    assert len(doubtful) == 1
+    with vectorport.connect(f"chroma://{folder}") as store:
+        assert store.index("torn").count() == len(IDS)
+    assert '"automatically_purge": false' in setting()
+    assert json.loads((folder / MARKER).read_text())["log_may_be_purged"] == doubtful
+
+
+def test_keep_log_is_an_option_of_folders_only() -> None:
+    with pytest.raises(vectorport.ConfigError, match="keep_log"):
+        vectorport.connect("chroma+http://localhost:1?keep_log=false")
+    with pytest.raises(vectorport.ConfigError, match="keep_log"):
+        vectorport.connect("chroma+memory://?keep_log=false")

@@ -102,10 +102,13 @@ def connect(url: ConnectionURL) -> Connection:
             raise ConfigError("chroma:///path needs the folder that holds (or will hold) the data")
         connection = _open(url, lambda: chromadb.PersistentClient(
             path=Path(url.path), settings=_settings(), tenant=tenant, database=database))
-        _recover(Path(url.path).resolve(), connection)
+        _recover(Path(url.path).resolve(), connection, options["keep_log"])
         return connection
     if not url.host:
         raise ConfigError(f"{url.scheme}:// needs a host, as in {url.scheme}://localhost:8000")
+    if url.option("keep_log") is not None:
+        raise ConfigError("keep_log is an option of chroma:///path folders; a Chroma "
+                          "server keeps or purges its log by its own settings")
     ssl = url.scheme == "chroma+https"
     port = url.port or (443 if ssl else 8000)
     settings = with_credentials(_settings(), url)
@@ -145,13 +148,13 @@ def _open(url: ConnectionURL, make: Callable[[], ClientAPI]) -> Connection:
     return connection
 
 
-def _recover(folder: Path, connection: Connection) -> None:
+def _recover(folder: Path, connection: Connection, keep_log: bool) -> None:
     """Keep Chroma's log and have it rebuild vector indexes torn by a killed writer
     (see :mod:`.recovery`), holding the lock every vectorport writer of the folder
     holds while Chroma may persist."""
     try:
         with WriteLock(f"chroma:{folder}", folder).held():
-            recover(folder)
+            recover(folder, keep_log)
     except Exception as exc:
         connection.close()
         raise BackendError(f"chroma at {connection.where}: could not check the folder "

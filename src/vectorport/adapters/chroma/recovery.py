@@ -15,7 +15,9 @@ an uninitialized segment counts as ``max_seq_id`` 0). That rebuild is exact only
 the log still holds every record, so this module:
 
 - keeps the log: Chroma's ``automatically_purge`` (the log's own setting, the one
-  ``chroma utils vacuum`` turns on) is switched off at every connect;
+  ``chroma utils vacuum`` turns on) is switched off at every connect (the URL option
+  ``keep_log=false`` switches it back on, Chroma's default: a smaller folder, and a
+  torn index that can no longer be rebuilt);
 - remembers, in ``vectorport-wal.json``, the vector segments whose log Chroma may already
   have purged (those persisted while purging was on, or before vectorport first saw the
   folder): those cannot be rebuilt exactly and are left alone (their error explains);
@@ -43,9 +45,11 @@ DATABASE = "chroma.sqlite3"
 PICKLE = "index_metadata.pickle"
 MARKER = "vectorport-wal.json"
 
-KEEP_LOG = json.dumps({"automatically_purge": False,
+def log_setting(purge: bool) -> str:
+    """Chroma's log setting, as its own ``update_legacy_embeddings_queue_config`` writes
+    it."""
+    return json.dumps({"automatically_purge": purge,
                        "_type": "EmbeddingsQueueConfigurationInternal"})
-"""Chroma's log setting, as its own ``update_legacy_embeddings_queue_config`` writes it."""
 
 COMPLETE_TAIL = b"X\x0c\x00\x00\x00id_to_seq_id}u."
 """How every whole pickle Chroma 1.5.9 writes ends: its last field (``id_to_seq_id``,
@@ -133,18 +137,21 @@ def _write_marker(folder: Path, segments: set[str]) -> None:
         raise
 
 
-def keep_log(folder: Path, db: sqlite3.Connection) -> set[str]:
-    """Switch Chroma's log purging off; the segments whose log may be incomplete."""
+def keep_log(folder: Path, db: sqlite3.Connection, keep: bool = True) -> set[str]:
+    """Switch Chroma's log purging off (``keep``) or back to Chroma's default, on; the
+    segments whose log may be incomplete."""
     known = _read_marker(folder)
-    if known is not None and not _purging(db):
+    if keep and known is not None and not _purging(db):
         return known
-    # Purging is (or was, before vectorport saw this folder) on: every segment that
-    # persisted may have lost the start of its log. Recorded before purging stops, so
-    # a crash in between errs on the safe side.
+    # Purging is (or was, before vectorport saw this folder, or is asked for now): every
+    # segment that persisted may have lost the start of its log. Recorded before the
+    # setting changes, so a crash in between errs on the safe side.
     doubtful = (known or set()) | _persisted(folder, db)
-    _write_marker(folder, doubtful)
-    db.execute("INSERT OR REPLACE INTO embeddings_queue_config (id, config_json_str) "
-               "VALUES (1, ?)", (KEEP_LOG,))
+    if doubtful != known:
+        _write_marker(folder, doubtful)
+    if keep or not _purging(db):
+        db.execute("INSERT OR REPLACE INTO embeddings_queue_config (id, config_json_str) "
+                   "VALUES (1, ?)", (log_setting(purge=not keep),))
     return doubtful
 
 
@@ -156,13 +163,23 @@ def torn_segments(folder: Path, db: sqlite3.Connection,
             yield TornSegment(segment, collection, rebuildable=segment not in doubtful)
 
 
-def recover(folder: Path) -> list[TornSegment]:
-    """Keep the log and remove every torn pickle Chroma can rebuild from it; the torn
-    segments found (the caller holds the folder's write lock)."""
+def recover(folder: Path, keep: bool = True) -> list[TornSegment]:
+    """Keep the log (unless not ``keep``) and remove every torn pickle Chroma can
+    rebuild from it; the torn segments found (the caller holds the folder's write
+    lock). A folder whose tables are not Chroma 1.5's (another Chroma release) is left
+    as it is, with a warning: this guard is then off, and Chroma's own behaviour holds."""
     if not (folder / DATABASE).exists():
         return []
     with closing(_connect(folder)) as db:
-        doubtful = keep_log(folder, db)
+        try:
+            doubtful = keep_log(folder, db, keep)
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc) and "no such column" not in str(exc):
+                raise
+            log.warning("chroma: %s does not have the log tables of Chroma 1.5 (%s); "
+                        "vectorport cannot keep Chroma's log there, so a vector index "
+                        "torn by a process killed mid-write cannot be rebuilt", folder, exc)
+            return []
         torn = list(torn_segments(folder, db, doubtful))
     for found in torn:
         if found.rebuildable:
@@ -180,5 +197,5 @@ def recover(folder: Path) -> list[TornSegment]:
     return torn
 
 
-__all__ = ["MARKER", "TornSegment", "keep_log", "pickle_is_whole", "recover",
+__all__ = ["MARKER", "TornSegment", "keep_log", "log_setting", "pickle_is_whole", "recover",
            "torn_segments"]
