@@ -537,9 +537,9 @@ def _reopen_advice(folder: Path, exc: BaseException) -> str:
     """What to tell someone whose Chroma folder no longer opens (say, after a crash)."""
     return (
         f"could not open the Chroma data in {folder} ({exc}). Chroma commits every write "
-        "to its SQLite log before applying it, so writes that returned survive a killed "
-        "process. To recover: make sure no other program is using the folder and retry; "
-        "if it still fails, keep a copy of the folder, run `chroma vacuum --path "
-        f"{folder}`, and retry; failing that, restore the folder from a backup or a "
-        "`vectorport export` file"
+        "to its SQLite log before applying it, and vectorport keeps that log so that "
+        "an index torn by a killed process is rebuilt from it at connect. To recover: "
+        "make sure no other program is using the folder and retry; if it still fails, "
+        "keep a copy of the folder and restore it from a backup or a `vectorport "
+        "export` file (`chroma vacuum` would purge the log a rebuild needs)"
     )

@@ -28,7 +28,7 @@ import chromadb
 from chromadb.api import ClientAPI
 from chromadb.config import DEFAULT_DATABASE, DEFAULT_TENANT, Settings
 
-from vectorport.adapterkit import ConfigError, ConnectionURL, deadline
+from vectorport.adapterkit import BackendError, ConfigError, ConnectionURL, deadline
 from vectorport.adapters.chroma.dropping import drop_all_collections
 from vectorport.adapters.chroma.errors import chroma_errors, is_not_found
 from vectorport.adapters.chroma.http_client import (
@@ -37,7 +37,9 @@ from vectorport.adapters.chroma.http_client import (
     preflight,
     with_credentials,
 )
+from vectorport.adapters.chroma.locking import WriteLock
 from vectorport.adapters.chroma.options import MEMORY_URL_OPTIONS, URL_OPTIONS
+from vectorport.adapters.chroma.recovery import recover
 
 log = logging.getLogger("vectorport.chroma")
 
@@ -98,10 +100,15 @@ def connect(url: ConnectionURL) -> Connection:
             )
         if url.path in ("", "/"):
             raise ConfigError("chroma:///path needs the folder that holds (or will hold) the data")
-        return _open(url, lambda: chromadb.PersistentClient(
+        connection = _open(url, lambda: chromadb.PersistentClient(
             path=Path(url.path), settings=_settings(), tenant=tenant, database=database))
+        _recover(Path(url.path).resolve(), connection, options["keep_log"])
+        return connection
     if not url.host:
         raise ConfigError(f"{url.scheme}:// needs a host, as in {url.scheme}://localhost:8000")
+    if url.option("keep_log") is not None:
+        raise ConfigError("keep_log is an option of chroma:///path folders; a Chroma "
+                          "server keeps or purges its log by its own settings")
     ssl = url.scheme == "chroma+https"
     port = url.port or (443 if ssl else 8000)
     settings = with_credentials(_settings(), url)
@@ -139,6 +146,19 @@ def _open(url: ConnectionURL, make: Callable[[], ClientAPI]) -> Connection:
     connection = Connection(client, where)
     connection.cleanup.append(_closer(client))
     return connection
+
+
+def _recover(folder: Path, connection: Connection, keep_log: bool) -> None:
+    """Keep Chroma's log and have it rebuild vector indexes torn by a killed writer
+    (see :mod:`.recovery`), holding the lock every vectorport writer of the folder
+    holds while Chroma may persist."""
+    try:
+        with WriteLock(f"chroma:{folder}", folder).held():
+            recover(folder, keep_log)
+    except Exception as exc:
+        connection.close()
+        raise BackendError(f"chroma at {connection.where}: could not check the folder "
+                           f"for vector indexes torn by a crash: {exc}") from exc
 
 
 def _memory(url: ConnectionURL) -> Connection:

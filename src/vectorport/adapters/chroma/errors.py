@@ -14,6 +14,7 @@ import httpx
 from chromadb.errors import ChromaError, NotFoundError, RateLimitError
 
 from vectorport.adapterkit import ErrorKind, ErrorTranslator
+from vectorport.adapterkit.errors import default_reason
 
 _TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError,
               RateLimitError)
@@ -27,7 +28,28 @@ def classify(exc: BaseException) -> ErrorKind:
     return ErrorKind.OTHER
 
 
-TRANSLATOR = ErrorTranslator("chroma", classify)
+TORN_INDEX = ("Error deserializing pickle file", "Error creating hnsw segment reader")
+"""How Chroma reports a collection whose vector index files a killed writer cut short."""
+
+
+def reason(exc: BaseException) -> str:
+    """Chroma's message, and for a torn vector index what it means and what to do."""
+    said = default_reason(exc)
+    if not any(sign in str(exc) for sign in TORN_INDEX):
+        return said
+    return (
+        f"{said}. Chroma's vector index of this collection is torn: a process was killed "
+        "while Chroma rewrote its index files (index_metadata.pickle is written in place). "
+        "Ids, metadata and documents are intact in chroma.sqlite3; the vectors are only "
+        "recoverable from Chroma's log. Reconnect: vectorport then rebuilds the index "
+        "from the log if the log still holds every record (indexes created since "
+        "vectorport keeps the log, see docs/backends/chroma.md); otherwise its vectors "
+        "are lost from Chroma's storage: restore the folder from a backup, or import a "
+        "`vectorport export` file into a new folder"
+    )
+
+
+TRANSLATOR = ErrorTranslator("chroma", classify, reason=reason)
 
 
 def is_not_found(exc: BaseException) -> bool:
@@ -43,5 +65,5 @@ def chroma_errors(operation: str) -> AbstractContextManager[None]:
     return TRANSLATOR.translated(operation)
 
 
-__all__ = ["TRANSLATOR", "chroma_errors", "classify", "is_already_exists",
-           "is_not_found"]
+__all__ = ["TORN_INDEX", "TRANSLATOR", "chroma_errors", "classify", "is_already_exists",
+           "is_not_found", "reason"]

@@ -16,7 +16,8 @@ and ``ef_search`` set the HNSW configuration of every collection of the index; t
 ``chroma`` section of the index's ``backend_options`` takes no keys yet.
 
 URL options: ``tenant`` and ``database`` (persistent and HTTP clients; an in-memory
-client takes none).
+client takes none); ``keep_log`` (``chroma:///path`` only, default true; see
+:mod:`.recovery`).
 """
 
 from __future__ import annotations
@@ -42,8 +43,12 @@ QUERY_OPTIONS = OptionSpec("chroma", "query", (Option("where", "any"),
 INDEX_OPTIONS = OptionSpec("chroma", "index")
 INDEX_PARAMS_SPEC = OptionSpec("chroma", "index_params", tuple(
     Option(name, "int") for name in ("m", "ef_construction", "ef_search")))
-URL_OPTIONS = OptionSpec("chroma", "URL", (Option("tenant"), Option("database"),
-                                           Option("token", "credential")))
+URL_OPTIONS = OptionSpec("chroma", "URL", (
+    Option("tenant"), Option("database"), Option("token", "credential"),
+    Option("keep_log", "bool", True, help=(
+        "chroma:///path: keep Chroma's write-ahead log (unpurged), so that a vector index "
+        "torn by a process killed mid-write is rebuilt exactly at the next connect; false "
+        "restores Chroma's default (the log purged, a smaller folder)"))))
 MEMORY_URL_OPTIONS = OptionSpec("chroma", "URL")
 INDEX_PARAMS = {"m": "max_neighbors", "ef_construction": "ef_construction",
                 "ef_search": "ef_search"}
