@@ -28,8 +28,11 @@ def classify(exc: BaseException) -> ErrorKind:
     return ErrorKind.OTHER
 
 
-TORN_INDEX = ("Error deserializing pickle file", "Error creating hnsw segment reader")
-"""How Chroma reports a collection whose vector index files a killed writer cut short."""
+TORN_INDEX = ("Error deserializing pickle file", "Error creating hnsw segment reader",
+              "Error finding id")
+"""How Chroma reports a collection whose vector index files a killed writer cut short
+(the pickle torn, or the ``.bin`` files of a save whose pickle was never written: the
+index then holds points its pickle does not name)."""
 
 
 def reason(exc: BaseException) -> str:

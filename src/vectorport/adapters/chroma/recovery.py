@@ -22,8 +22,9 @@ the log still holds every record, so this module:
   have purged (those persisted while purging was on, or before vectorport first saw the
   folder): those cannot be rebuilt exactly and are left alone (their error explains);
 - at connect, under the folder's write lock (writers persist only while holding it),
-  removes a torn pickle of any other segment, so Chroma rebuilds that segment from its
-  complete log on first use.
+  removes the pickle of any other segment whose last save was cut short (the pickle
+  torn, or ``.bin`` files written after it: a kill between the two), so Chroma rebuilds
+  that segment from its complete log on first use.
 """
 
 from __future__ import annotations
@@ -155,11 +156,29 @@ def keep_log(folder: Path, db: sqlite3.Connection, keep: bool = True) -> set[str
     return doubtful
 
 
+INDEX_FILES = ("data_level0.bin", "header.bin", "length.bin", "link_lists.bin")
+"""The files Chroma rewrites, in place, before the pickle on every save."""
+
+
+def save_was_cut(folder: Path) -> bool:
+    """Whether a save of the index in ``folder`` stopped between its ``.bin`` files and
+    its pickle: a ``.bin`` file written after the pickle. A whole save writes the pickle
+    last, so its time is never earlier; a cut one leaves the pickle of the save before,
+    which does not know the points the new files hold (Chroma then fails with "Error
+    finding id"), or a pickle cut short."""
+    try:
+        written = (folder / PICKLE).stat().st_mtime_ns
+        return any((folder / name).stat().st_mtime_ns > written for name in INDEX_FILES
+                   if (folder / name).exists())
+    except FileNotFoundError:  # no pickle: nothing saved yet, or a rebuild under way
+        return False
+
+
 def torn_segments(folder: Path, db: sqlite3.Connection,
                   doubtful: set[str]) -> Iterator[TornSegment]:
     for segment, collection in _vector_segments(db).items():
         path = folder / segment / PICKLE
-        if path.exists() and not pickle_is_whole(path):
+        if path.exists() and (save_was_cut(folder / segment) or not pickle_is_whole(path)):
             yield TornSegment(segment, collection, rebuildable=segment not in doubtful)
 
 
@@ -197,5 +216,6 @@ def recover(folder: Path, keep: bool = True) -> list[TornSegment]:
     return torn
 
 
-__all__ = ["MARKER", "TornSegment", "keep_log", "log_setting", "pickle_is_whole", "recover",
+__all__ = ["INDEX_FILES", "MARKER", "TornSegment", "keep_log", "log_setting", "pickle_is_whole",
+           "recover", "save_was_cut",
            "torn_segments"]
