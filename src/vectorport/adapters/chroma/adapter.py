@@ -147,7 +147,7 @@ class ChromaAdapter:
             connection = connect(url)
         except BackendError as exc:
             raise BackendError(_reopen_advice(folder, exc)) from exc
-        return cls(connection, WriteLock(f"chroma:{folder}", folder), sole_writer=True)
+        return cls(connection, WriteLock.of_folder(folder), sole_writer=True)
 
     def __repr__(self) -> str:
         return f"ChromaAdapter({self._connection.where!r})"

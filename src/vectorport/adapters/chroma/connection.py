@@ -153,7 +153,7 @@ def _recover(folder: Path, connection: Connection, keep_log: bool) -> None:
     (see :mod:`.recovery`), holding the lock every vectorport writer of the folder
     holds while Chroma may persist."""
     try:
-        with WriteLock(f"chroma:{folder}", folder).held():
+        with WriteLock.of_folder(folder).held():
             recover(folder, keep_log)
     except Exception as exc:
         connection.close()

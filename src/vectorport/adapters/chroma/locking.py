@@ -39,6 +39,12 @@ class WriteLock:
             self._thread_lock = _LOCKS.setdefault(key, threading.Lock())
         self._file = folder / LOCK_FILE if folder is not None else None
 
+    @classmethod
+    def of_folder(cls, folder: Path) -> WriteLock:
+        """The lock every vectorport writer of the ``chroma:///path`` folder ``folder``
+        (resolved) takes, across threads and processes."""
+        return cls(f"chroma:{folder}", folder)
+
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
         with self._thread_lock:

@@ -46,11 +46,13 @@ DATABASE = "chroma.sqlite3"
 PICKLE = "index_metadata.pickle"
 MARKER = "vectorport-wal.json"
 
+
 def log_setting(purge: bool) -> str:
     """Chroma's log setting, as its own ``update_legacy_embeddings_queue_config`` writes
     it."""
     return json.dumps({"automatically_purge": purge,
                        "_type": "EmbeddingsQueueConfigurationInternal"})
+
 
 COMPLETE_TAIL = b"X\x0c\x00\x00\x00id_to_seq_id}u."
 """How every whole pickle Chroma 1.5.9 writes ends: its last field (``id_to_seq_id``,
@@ -60,7 +62,8 @@ bytes hold NUL, which no record id may contain. Any other ending is parsed in fu
 
 @dataclass(frozen=True)
 class TornSegment:
-    """A vector segment whose ``index_metadata.pickle`` is not whole."""
+    """A vector segment whose last save was cut short (:func:`save_was_cut`, or its
+    ``index_metadata.pickle`` not whole)."""
 
     segment: str
     collection: str
@@ -97,7 +100,7 @@ def _vector_segments(db: sqlite3.Connection) -> dict[str, str]:
     return {str(segment): str(name) for segment, name in rows}
 
 
-def _persisted(folder: Path, db: sqlite3.Connection) -> set[str]:
+def _persisted(folder: Path, db: sqlite3.Connection, segments: dict[str, str]) -> set[str]:
     """Vector segments that have persisted at least once: the only ones whose log Chroma
     purges (it deletes below the lower of the segments' ``max_seq_id``). A pickle on disk
     counts too: older Chromas kept ``max_seq_id`` in it rather than in SQLite."""
@@ -105,7 +108,7 @@ def _persisted(folder: Path, db: sqlite3.Connection) -> set[str]:
                       "max_seq_id.segment_id = segments.id WHERE segments.scope = 'VECTOR' "
                       "AND CAST(max_seq_id.seq_id AS INTEGER) > 0")
     found = {str(segment) for (segment,) in rows}
-    return found | {s for s in _vector_segments(db) if (folder / s / PICKLE).exists()}
+    return found | {s for s in segments if (folder / s / PICKLE).exists()}
 
 
 def _purging(db: sqlite3.Connection) -> bool:
@@ -138,16 +141,17 @@ def _write_marker(folder: Path, segments: set[str]) -> None:
         raise
 
 
-def keep_log(folder: Path, db: sqlite3.Connection, keep: bool = True) -> set[str]:
-    """Switch Chroma's log purging off (``keep``) or back to Chroma's default, on; the
-    segments whose log may be incomplete."""
+def keep_log(folder: Path, db: sqlite3.Connection, segments: dict[str, str],
+             keep: bool = True) -> set[str]:
+    """Switch Chroma's log purging off (``keep``) or back to Chroma's default, on; those
+    of the folder's vector ``segments`` whose log may be incomplete."""
     known = _read_marker(folder)
     if keep and known is not None and not _purging(db):
         return known
     # Purging is (or was, before vectorport saw this folder, or is asked for now): every
     # segment that persisted may have lost the start of its log. Recorded before the
     # setting changes, so a crash in between errs on the safe side.
-    doubtful = (known or set()) | _persisted(folder, db)
+    doubtful = (known or set()) | _persisted(folder, db, segments)
     if doubtful != known:
         _write_marker(folder, doubtful)
     if keep or not _purging(db):
@@ -174,9 +178,9 @@ def save_was_cut(folder: Path) -> bool:
         return False
 
 
-def torn_segments(folder: Path, db: sqlite3.Connection,
+def torn_segments(folder: Path, segments: dict[str, str],
                   doubtful: set[str]) -> Iterator[TornSegment]:
-    for segment, collection in _vector_segments(db).items():
+    for segment, collection in segments.items():
         path = folder / segment / PICKLE
         if path.exists() and (save_was_cut(folder / segment) or not pickle_is_whole(path)):
             yield TornSegment(segment, collection, rebuildable=segment not in doubtful)
@@ -191,7 +195,8 @@ def recover(folder: Path, keep: bool = True) -> list[TornSegment]:
         return []
     with closing(_connect(folder)) as db:
         try:
-            doubtful = keep_log(folder, db, keep)
+            segments = _vector_segments(db)
+            doubtful = keep_log(folder, db, segments, keep)
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc) and "no such column" not in str(exc):
                 raise
@@ -199,7 +204,7 @@ def recover(folder: Path, keep: bool = True) -> list[TornSegment]:
                         "vectorport cannot keep Chroma's log there, so a vector index "
                         "torn by a process killed mid-write cannot be rebuilt", folder, exc)
             return []
-        torn = list(torn_segments(folder, db, doubtful))
+    torn = list(torn_segments(folder, segments, doubtful))
     for found in torn:
         if found.rebuildable:
             # No pickle is Chroma's "nothing persisted yet": it replays the whole log
@@ -216,6 +221,5 @@ def recover(folder: Path, keep: bool = True) -> list[TornSegment]:
     return torn
 
 
-__all__ = ["INDEX_FILES", "MARKER", "TornSegment", "keep_log", "log_setting", "pickle_is_whole",
-           "recover", "save_was_cut",
-           "torn_segments"]
+__all__ = ["INDEX_FILES", "MARKER", "TornSegment", "keep_log", "log_setting",
+           "pickle_is_whole", "recover", "save_was_cut", "torn_segments"]

@@ -32,6 +32,7 @@ no user key or filter can ever name them; they are removed before metadata is re
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any, cast
@@ -264,11 +265,16 @@ def read_vector(values: list[float]) -> DenseVector:
     return read_only_float32(values)
 
 
-def _sdk_sends_fragments() -> bool:
-    """Whether the installed SDK writes request bodies with orjson, which copies an
-    ``orjson.Fragment`` (JSON made beforehand) into the body as it is. Asked of the
-    SDK's own body encoder once; any doubt (another encoder, a renamed function) means
-    no, and the values go as lists of floats."""
+@functools.cache
+def values_as_json() -> bool:
+    """Whether a vector's values go to the SDK as the JSON of their float64 digits, made
+    by orjson from the float64 array: the very bytes orjson writes for ``tolist()``'s
+    floats (the same formatter), without making 384 Python floats per vector, walking
+    them into the body and freeing them after the request. Only when the installed SDK
+    writes request bodies with orjson, which copies an ``orjson.Fragment`` (JSON made
+    beforehand) into the body as it is: asked of the SDK's own body encoder on the first
+    write, not at import; any doubt (another encoder, a renamed function) means no, and
+    the values go as lists of floats."""
     try:
         from pinecone._internal.http_client import _encode_json
 
@@ -277,17 +283,10 @@ def _sdk_sends_fragments() -> bool:
         return False
 
 
-VALUES_AS_JSON = _sdk_sends_fragments()
-"""A vector's values go to the SDK as the JSON of their float64 digits, made by orjson
-from the float64 array: the very bytes orjson writes for ``tolist()``'s floats (the same
-formatter), without making 384 Python floats per vector, walking them into the body and
-freeing them after the request."""
-
-
 def wire_values(vector: DenseVector) -> Any:
     """The ``values`` of a vector for the SDK: JSON already made (see
-    :data:`VALUES_AS_JSON`), else a list of floats."""
-    if VALUES_AS_JSON:
+    :func:`values_as_json`), else a list of floats."""
+    if values_as_json():
         return orjson.Fragment(orjson.dumps(vector.astype(np.float64),
                                             option=orjson.OPT_SERIALIZE_NUMPY))
     values: list[float] = vector.tolist()
@@ -379,6 +378,7 @@ __all__ = [
     "sparse_values",
     "stored_bytes_bound",
     "try_encode_id",
+    "values_as_json",
     "wire_values",
     "wire_vector",
 ]

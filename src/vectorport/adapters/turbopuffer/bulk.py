@@ -24,7 +24,7 @@ import numpy as np
 
 from vectorport.adapterkit import Record, batches
 from vectorport.adapterkit.bulk import send_chunks
-from vectorport.adapters.turbopuffer.codec import kind_of
+from vectorport.adapters.turbopuffer.codec import KINDS, kind_of
 from vectorport.adapters.turbopuffer.naming import (
     DOCUMENT_ATTRIBUTE,
     ID_ATTRIBUTE,
@@ -47,11 +47,6 @@ Columns = dict[str, list[Any]]
 
 def encoded_vector(vector: np.ndarray[Any, Any]) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
-
-
-_KINDS = {bool: "b", int: "i", float: "f", str: "s", tuple: "l"}
-"""The kind of each canonical metadata value's exact type (:func:`codec.kind_of` for any
-other)."""
 
 
 def estimated_bytes(record: Record) -> int:
@@ -85,7 +80,7 @@ def columns_of(records: Sequence[Record]) -> Columns:
             sample = next(v for v in picked if v is not None)
             if isinstance(sample, tuple):
                 picked = [None if v is None else list(v) for v in picked]
-            name = column(_KINDS.get(value_type) or kind_of(sample), key)
+            name = column(KINDS.get(value_type) or kind_of(sample), key)
             known = out.get(name)
             if known is None:
                 out[name] = picked

@@ -29,7 +29,15 @@ MAX_FILTERABLE_VALUE_BYTES = 4_096
 """turbopuffer indexes filterable values of at most 4 KiB (its documented limit)."""
 
 
+KINDS: dict[type, str] = {bool: "b", int: "i", float: "f", str: "s", tuple: "l"}
+"""The kind of each canonical metadata type, as its value's exact type (:func:`kind_of`
+also tells subclasses)."""
+
+
 def kind_of(value: MetadataValue) -> str:
+    kind = KINDS.get(value.__class__)
+    if kind is not None:
+        return kind
     if isinstance(value, bool):
         return "b"
     if isinstance(value, int):
