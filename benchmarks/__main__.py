@@ -11,6 +11,7 @@ import importlib.metadata
 import math
 import os
 import platform
+import signal
 import sys
 import time
 import traceback
@@ -264,6 +265,10 @@ def figures_from_markdown(path: Path) -> Report:
     return report
 
 
+def _stop(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
@@ -304,6 +309,10 @@ def main(argv: list[str] | None = None) -> None:
                       slow_baselines=not args.skip_slow_baselines, quick=args.quick)
     report = Report()
     started = time.perf_counter()
+    # a run stopped with SIGTERM (``kill``, a CI timeout) unwinds like Ctrl-C, so the
+    # ``finally`` below stops the PostgreSQL server and the emulator processes it started
+    # instead of leaving them running without a parent
+    signal.signal(signal.SIGTERM, _stop)
     try:
         for name in sections:
             print(f"== {name}", flush=True)

@@ -24,6 +24,12 @@ VENV = ROOT / ".bench" / "competitors"
 PACKAGES = ("langchain-postgres", "llama-index-vector-stores-postgres", "psycopg[binary]")
 WORKER = Path(__file__).resolve().parent / "competitors_worker.py"
 TIMEOUT_SECONDS = 3600
+ROWS = 25_000
+"""Rows each library loads (the first of the ingestion data, at most ``--rows``): they
+load about 1,400 rows/s here, so 100,000 rows took over two minutes a library, a sixth
+of the whole benchmark. Their rate is a rate at any size past a few batches, and
+vectorport is timed loading the same rows (:func:`benchmarks.pgvector_ingest`), so the
+comparison stays like for like."""
 
 
 @dataclass(frozen=True)
