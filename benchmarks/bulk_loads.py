@@ -51,6 +51,7 @@ from benchmarks.common import (
     alternating,
     dataset,
     document,
+    for_loads,
     metadata,
     record_id,
 )
@@ -159,7 +160,7 @@ def _milvus() -> Iterator[Backend]:
         with ThreadPoolExecutor(2) as pool:
             list(pool.map(one, _chunks(data, 5_000)))
 
-    with vectorport.connect(url) as store:
+    with vectorport.connect(for_loads(url)) as store:
         try:
             yield Backend(store, reset, load)
         finally:
@@ -188,7 +189,7 @@ def _chroma() -> Iterator[Backend]:
             collection.add(ids=data.ids[part], embeddings=data.vectors[part],
                            metadatas=data.metadata[part], documents=data.texts[part])
 
-    with vectorport.connect("chroma+memory://") as store:
+    with vectorport.connect(for_loads("chroma+memory://")) as store:
         try:
             yield Backend(store, reset, load)
         finally:
@@ -225,7 +226,7 @@ def _pinecone() -> Iterator[Backend]:
     def settled(index: vectorport.Index) -> None:
         index.count()  # a strong read: waits until the emulator reports the writes
 
-    with vectorport.connect(f"pinecone://?api_key_env={API_KEY_ENV}&host={host}") as store:
+    with vectorport.connect(for_loads(f"pinecone://?api_key_env={API_KEY_ENV}&host={host}")) as store:
         try:
             yield Backend(store, reset, load, settled)
         finally:
@@ -259,8 +260,8 @@ def _turbopuffer() -> Iterator[Backend]:
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(one, _chunks(data, 10_000)))
 
-    with vectorport.connect(
-            f"turbopuffer://?base_url={base}&api_key_env={API_KEY_ENV}") as store:
+    with vectorport.connect(for_loads(
+            f"turbopuffer://?base_url={base}&api_key_env={API_KEY_ENV}")) as store:
         try:
             yield Backend(store, reset, load)
         finally:

@@ -45,6 +45,20 @@ class Options:
     """Development sizes: 10,000 rows, and the scaling curve at 10k / 50k only."""
 
 
+# -- stores ------------------------------------------------------------------------------
+
+LOAD_SECONDS = 3600
+"""The deadline of the sections' stores that load large tables in one call. Every call
+has one deadline for all its batches (30 s by default, docs/contract.md): a million rows
+into pgvector took 30 s on a slow run, and 50,000 into Qdrant Edge longer on a loaded
+machine, so with the default such a load fails where it is merely slow."""
+
+
+def for_loads(url: str) -> str:
+    """``url`` with the ``timeout`` of :data:`LOAD_SECONDS`."""
+    return f"{url}{'&' if '?' in url else '?'}timeout={LOAD_SECONDS}"
+
+
 # -- timing ------------------------------------------------------------------------------
 
 

@@ -43,6 +43,7 @@ from benchmarks.common import (
     alternating,
     clustered,
     document,
+    for_loads,
     metadata,
     record_id,
 )
@@ -124,10 +125,10 @@ def child_copy_memory(rows: int, url: str, checkpoint: str) -> dict[str, Any]:
     of copying it (verified) into pgvector."""
     from vectorport.transfer import copy_index
 
-    local = vectorport.connect("memory://")
+    local = vectorport.connect(for_loads("memory://"))
     source = local.create_index("copy_src", DIM, "cosine")
     source.upsert(records(rows))
-    destination = vectorport.connect(url)
+    destination = vectorport.connect(for_loads(url))
     fresh(destination, "copy_mem", source.spec)
     with PeakRss() as peak:
         copy_index(source, destination, destination_name="copy_mem", checkpoint=checkpoint,
@@ -201,7 +202,7 @@ def _export_import(report: Report, options: Options, source: vectorport.Index,
     report.add(Figure(SECTION, f"export {rows:,} records to Parquet vs pq.write_table of the "
                       "same columns from the same Python data", rows / vp, rows / raw,
                       "records/s"))
-    store = vectorport.connect("memory://")
+    store = vectorport.connect(for_loads("memory://"))
     checkpoint = scratch / "import.json"
 
     def vp_import(verify: bool) -> float:
@@ -243,10 +244,10 @@ def run(report: Report, options: Options) -> None:
     url = f"{SERVERS.postgres()}&schema={SCHEMA}"
     print(f"  building a local index of {rows:,} records …", flush=True)
     data = records(rows)
-    local = vectorport.connect("memory://")
+    local = vectorport.connect(for_loads("memory://"))
     source = local.create_index("copy_src", DIM, "cosine")
     source.upsert(data)
-    pg = vectorport.connect(url)
+    pg = vectorport.connect(for_loads(url))
     try:
         _direction(report, options, "local → pgvector", source, pg, data, scratch)
         pg_source = pg.index("copy_dst")

@@ -34,7 +34,18 @@ import numpy as np
 
 import vectorport
 from benchmarks import competitors
-from benchmarks.common import DIM, Figure, Options, Report, Vectors, dataset, document, metadata, record_id
+from benchmarks.common import (
+    DIM,
+    Figure,
+    Options,
+    Report,
+    Vectors,
+    dataset,
+    document,
+    for_loads,
+    metadata,
+    record_id,
+)
 from benchmarks.servers import SERVERS
 
 SECTION = "LangChain bridge (pgvector)"
@@ -114,7 +125,7 @@ def run(report: Report, options: Options) -> None:
     ids = [record_id(i) for i in range(rows)]
     texts = [document(i) for i in range(rows)]
     metas = [metadata(i) for i in range(rows)]
-    store = vectorport.connect(url)
+    store = vectorport.connect(for_loads(url))
     try:
         repeats = options.repeats
         print(f"  adding {rows:,} precomputed embeddings through VectorportVectorStore "

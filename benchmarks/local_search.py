@@ -36,6 +36,7 @@ from benchmarks.common import (
     Report,
     Vectors,
     dataset,
+    for_loads,
     normalized,
     paired_medians,
 )
@@ -98,7 +99,7 @@ def run(report: Report, options: Options) -> None:
     tenth = np.arange(n) % 10 == 0
     repeats = options.repeats
 
-    store = vectorport.connect("memory://")
+    store = vectorport.connect(for_loads("memory://"))
     cosine = store.create_index("bench_local", DIM, "cosine")
     cosine.upsert(({"id": f"{i:07d}", "vector": data[i], "metadata": {"bucket": i % 10}}
                    for i in range(n)), batch_size=10_000)

@@ -55,6 +55,7 @@ from benchmarks.common import (
     alternating,
     dataset,
     document,
+    for_loads,
     metadata,
     record_id,
 )
@@ -301,7 +302,7 @@ def run(report: Report, options: Options) -> None:
     url = f"{SERVERS.postgres()}&schema={SCHEMA}"
     uri = libpq_uri(url)
     data = _Data(rows)
-    store = vectorport.connect(url)
+    store = vectorport.connect(for_loads(url))
     try:
         print(f"  loading {rows:,} rows: vectorport upsert, raw COPY, upsert_bulk and one "
               "COPY into an unindexed table, alternately …", flush=True)

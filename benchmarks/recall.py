@@ -41,6 +41,7 @@ from benchmarks.common import (
     Vectors,
     dataset,
     exact_top_k,
+    for_loads,
     metadata,
     record_id,
 )
@@ -122,11 +123,11 @@ def _pgvector(report: Report, options: Options) -> None:
     truth = _truth(data, queries)
     loaded = SERVERS.loaded_pgvector
     if loaded is not None and loaded.rows == rows:
-        store = vectorport.connect(loaded.url)
+        store = vectorport.connect(for_loads(loaded.url))
         hnsw = store.index(loaded.index)
         owned: list[str] = []
     else:
-        store = vectorport.connect(f"{SERVERS.postgres()}&schema=bench_recall")
+        store = vectorport.connect(for_loads(f"{SERVERS.postgres()}&schema=bench_recall"))
         print(f"  loading {rows:,} rows and building HNSW …", flush=True)
         hnsw = _load(store, "recall_hnsw", data, "hnsw")
         owned = ["recall_hnsw"]
@@ -161,7 +162,7 @@ def _milvus(report: Report, options: Options) -> None:
     queries = queries[:MILVUS_QUERIES]
     truth = _truth(data, queries)
     url = SERVERS.milvus()
-    store = vectorport.connect(url)
+    store = vectorport.connect(for_loads(url))
     client = MilvusClient(uri=url.removeprefix("milvus://"))
     try:
         print(f"  loading {rows:,} rows into milvus-lite (HNSW) …", flush=True)
@@ -203,7 +204,7 @@ def _text_truth(report: Report, data: Vectors, queries: Vectors) -> list[set[str
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder, \
-            vectorport.connect(f"local://{folder}/truth.db") as store:
+            vectorport.connect(for_loads(f"local://{folder}/truth.db")) as store:
         index = store.create_index("text_truth", data.shape[1], "cosine")
         index.upsert_bulk({"id": record_id(i), "vector": v} for i, v in enumerate(data))
         truth = [{m.id for m in index.query(q, top_k=K, include_metadata=False)}
@@ -228,7 +229,7 @@ def _real_text(report: Report, options: Options) -> None:
     rows, dim = data.shape
     prepared = time.perf_counter() - start
     truth = _text_truth(report, data, queries)
-    store = vectorport.connect(f"{SERVERS.postgres()}&schema=bench_recall_text")
+    store = vectorport.connect(for_loads(f"{SERVERS.postgres()}&schema=bench_recall_text"))
     try:
         print(f"  real text: {rows:,} chunks × {dim}, pgvector HNSW and IVFFlat …", flush=True)
         hnsw = _load(store, "text_hnsw", data, "hnsw", dim)
@@ -246,7 +247,7 @@ def _real_text(report: Report, options: Options) -> None:
         store.close()
     url = SERVERS.milvus()
     client = MilvusClient(uri=url.removeprefix("milvus://"))
-    store = vectorport.connect(url)
+    store = vectorport.connect(for_loads(url))
     try:
         print(f"  real text: {rows:,} chunks into milvus-lite (HNSW) …", flush=True)
         index = store.create_index("text_hnsw", dim, "cosine", index_type="hnsw")

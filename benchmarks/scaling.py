@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 import vectorport
-from benchmarks.common import DIM, Figure, Options, Report, Vectors, record_id
+from benchmarks.common import DIM, Figure, Options, Report, Vectors, for_loads, record_id
 from benchmarks.memory import PeakRss, rss_bytes, run_child
 from benchmarks.servers import SERVERS
 
@@ -109,7 +109,7 @@ def child_load(backend: str, rows: int, url: str) -> dict[str, Any]:
     """In a child process: load ``rows`` records into ``url`` (timed, peak resident set
     sampled), then free the generated matrix and take what the store keeps. The index is
     left for :func:`child_queries` (except ``memory://``, which dies with the child)."""
-    store = vectorport.connect(url)
+    store = vectorport.connect(for_loads(url))
     _trim()
     base = rss_bytes()
     vectors = mixture(rows)
@@ -127,7 +127,7 @@ def child_queries(backend: str, sizes: list[int], url: str, queries: int) -> dic
     """In a child process: one top-10 query at a time against every size in turn (the
     order reversed every round), so that load from other processes falls on every size
     alike; returns the latencies per size. ``memory://`` indexes are loaded here again."""
-    store = vectorport.connect(url)
+    store = vectorport.connect(for_loads(url))
     if url == "memory://":
         for rows in sizes:
             vectors = mixture(rows)
