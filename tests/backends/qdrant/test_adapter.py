@@ -31,6 +31,7 @@ from vectorport.agent.database_config import options_for_backend
 from vectorport.conformance.base import canonical_records
 from vectorport.conformance.reference import reference_query
 from vectorport.core.errors import (
+    BackendError,
     ConfigError,
     TransientBackendError,
     UnsupportedFeatureError,
@@ -439,6 +440,60 @@ def test_a_folder_open_in_another_process_is_refused(engine: str, tmp_path: Path
                               timeout=120)
         assert done.returncode == 0, done.stderr
         assert "open in another process" in done.stdout
+
+
+
+def _in_another_process(body: str) -> subprocess.CompletedProcess[str]:
+    """``body`` (using ``vectorport``, ``BackendError`` and ``sys``) run by another
+    Python process."""
+    script = "import sys, vectorport\nfrom vectorport.core.errors import BackendError\n" + body
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_index_open_in_another_process_is_not_dropped(engine: str, tmp_path: Path) -> None:
+    """Another process deleting the index refuses with a ``BackendError`` and removes
+    nothing (on Edge it used to remove the folder under its owner: every record lost)."""
+    url = _url(engine, tmp_path)
+    rows = [("a", [1.0, 0.0], {"n": 1}), ("b", [0.0, 1.0], {"n": 2})]
+    with vectorport.connect(url) as store:
+        index = store.create_index("owned_idx", 2, "dotproduct")
+        index.upsert(rows)
+        done = _in_another_process(
+            "try:\n"
+            f"    vectorport.connect({url!r}).delete_index('owned_idx')\n"
+            "except BackendError as exc:\n"
+            "    print(exc); sys.exit(0)\n"
+            "sys.exit(1)\n")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "open in another process" in done.stdout
+        assert store.list_indexes() == ["owned_idx"]
+    with vectorport.connect(url) as store:
+        want = {r.id: r for r in canonical_records(rows, 2)}
+        assert store.index("owned_idx").fetch(list(want)) == want
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_closed_store_opens_nothing_again(engine: str, tmp_path: Path) -> None:
+    """A store used after ``close`` raises a ``BackendError`` rather than reopening the
+    folder: an Edge shard reopened so stayed locked against other processes until this
+    one ended, since nothing closed it again."""
+    url = _url(engine, tmp_path)
+    store = vectorport.connect(url)
+    index = store.create_index("closed_idx", 2, "dotproduct")
+    index.upsert([("a", [1.0, 0.0])])
+    store.close()
+    with pytest.raises(BackendError):
+        index.count()
+    with pytest.raises(BackendError):
+        index.upsert([("b", [0.0, 1.0])])
+    with pytest.raises(BackendError):
+        store.create_index("other_idx", 2)
+    done = _in_another_process(
+        f"print(vectorport.connect({url!r}).index('closed_idx').count())\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]
 
 
 def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store) -> None:
