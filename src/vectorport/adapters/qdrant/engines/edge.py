@@ -22,6 +22,7 @@ closes, and writes and folder changes are serialised by one process-wide lock.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -180,6 +181,7 @@ def _claim(folder: Path, name: str) -> Any:
         return None
 
 
+_SERIALS = itertools.count(1)
 _PROCESS_LOCK = threading.RLock()
 """Guards :data:`_OPEN`, folder changes and writes of every Edge engine in the process."""
 
@@ -197,6 +199,8 @@ class _Open:
     indexed: set[str] = field(default_factory=set)
     """The payload fields with an index (read when the shard is opened, grown by
     :func:`_index_number_keys`)."""
+    serial: int = field(default_factory=lambda: next(_SERIALS))
+    """Distinct for every opening of a shard in the process (see ``incarnation``)."""
 
 
 _OPEN: dict[str, _Open] = {}
@@ -368,6 +372,12 @@ class EdgeEngine:
             if shard is not None:
                 shard.close()
             shutil.rmtree(folder, ignore_errors=True)
+
+    def incarnation(self, name: str) -> int | None:
+        # a shard is dropped or created again only by its one owner, this process, and
+        # every opening of it is a new _Open
+        entry = _OPEN.get(self._key(name))
+        return None if entry is None else entry.serial
 
     def indexed_vectors(self, name: str) -> int:
         """How many vectors Qdrant's HNSW indexes hold (0 before the optimizers ran)."""
