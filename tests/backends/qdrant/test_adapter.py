@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,13 +31,15 @@ from vectorport.agent.database_config import options_for_backend
 from vectorport.conformance.base import canonical_records
 from vectorport.conformance.reference import reference_query
 from vectorport.core.errors import (
+    BackendError,
     ConfigError,
     TransientBackendError,
     UnsupportedFeatureError,
     ValidationError,
+    VectorportError,
 )
 from vectorport.core.filters.parse import parse_filter
-from vectorport.core.store import PatchableIndex
+from vectorport.core.store import ListableIndex, PatchableIndex
 from vectorport.core.validation import sparse_vector
 
 ENGINES = ["edge", "local"]
@@ -439,6 +441,107 @@ def test_a_folder_open_in_another_process_is_refused(engine: str, tmp_path: Path
                               timeout=120)
         assert done.returncode == 0, done.stderr
         assert "open in another process" in done.stdout
+
+
+
+def _in_another_process(body: str) -> subprocess.CompletedProcess[str]:
+    """``body`` (using ``vectorport``, ``BackendError`` and ``sys``) run by another
+    Python process."""
+    script = "import sys, vectorport\nfrom vectorport.core.errors import BackendError\n" + body
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_index_open_in_another_process_is_not_dropped(engine: str, tmp_path: Path) -> None:
+    """Another process deleting the index refuses with a ``BackendError`` and removes
+    nothing (on Edge it used to remove the folder under its owner: every record lost)."""
+    url = _url(engine, tmp_path)
+    rows = [("a", [1.0, 0.0], {"n": 1}), ("b", [0.0, 1.0], {"n": 2})]
+    with vectorport.connect(url) as store:
+        index = store.create_index("owned_idx", 2, "dotproduct")
+        index.upsert(rows)
+        done = _in_another_process(
+            "try:\n"
+            f"    vectorport.connect({url!r}).delete_index('owned_idx')\n"
+            "except BackendError as exc:\n"
+            "    print(exc); sys.exit(0)\n"
+            "sys.exit(1)\n")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "open in another process" in done.stdout
+        assert store.list_indexes() == ["owned_idx"]
+    with vectorport.connect(url) as store:
+        want = {r.id: r for r in canonical_records(rows, 2)}
+        assert store.index("owned_idx").fetch(list(want)) == want
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_closed_store_opens_nothing_again(engine: str, tmp_path: Path) -> None:
+    """A store used after ``close`` raises a ``BackendError`` rather than reopening the
+    folder: an Edge shard reopened so stayed locked against other processes until this
+    one ended, since nothing closed it again."""
+    url = _url(engine, tmp_path)
+    store = vectorport.connect(url)
+    index = store.create_index("closed_idx", 2, "dotproduct")
+    index.upsert([("a", [1.0, 0.0])])
+    store.close()
+    with pytest.raises(BackendError):
+        index.count()
+    with pytest.raises(BackendError):
+        index.upsert([("b", [0.0, 1.0])])
+    with pytest.raises(BackendError):
+        store.create_index("other_idx", 2)
+    done = _in_another_process(
+        f"print(vectorport.connect({url!r}).index('closed_idx').count())\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]
+
+
+
+def _stale_handle_outcomes(store: vectorport.Store, again: vectorport.Store) -> list[str]:
+    """What each call through a handle answers once its index was dropped and created
+    again with other settings through ``again`` (a connection to the same store)."""
+    old = store.create_index("gen_idx", 2, "dotproduct")
+    old.upsert([("a", [1.0, 0.0])], namespace="n")
+    again.delete_index("gen_idx")
+    again.create_index("gen_idx", 2, "euclidean").upsert([("b", [0.0, 1.0])], namespace="n")
+    calls: list[Callable[[], object]] = [
+        lambda: old.upsert([("c", [1.0, 1.0])], namespace="n"),
+        lambda: old.query([1.0, 0.0], namespace="n"), lambda: old.fetch(["b"], "n"),
+        lambda: old.count("n"), lambda: old.delete(["b"], namespace="n"),
+        lambda: old.list_namespaces(), lambda: old.delete_namespace("n"),
+        lambda: old.list_ids("n") if isinstance(old, ListableIndex) else None,
+        lambda: old.patch("b", metadata={"x": 1}, namespace="n")
+        if isinstance(old, PatchableIndex) else None,
+    ]
+    outcomes = []
+    for call in calls:
+        try:
+            call()
+            outcomes.append("ok")
+        except VectorportError as exc:
+            outcomes.append(type(exc).__name__)
+    fresh = again.index("gen_idx")
+    outcomes.append(repr(sorted((r.id, r.vector.tolist()) for r in fresh.iter_records("n"))))
+    return outcomes
+
+
+@pytest.mark.parametrize("engine", [*ENGINES, "memory"])
+def test_a_handle_of_a_dropped_index_reaches_no_new_one(engine: str, tmp_path: Path) -> None:
+    """Through another connection of the process (Edge, local mode) or the same store
+    (memory), an index dropped and created again with other settings: the old handle
+    answers as the local engine's do (``IndexNotFoundError``) instead of reading and
+    writing the new index with the old settings, and the new index is untouched."""
+    with vectorport.connect("memory://") as oracle:
+        want = _stale_handle_outcomes(oracle, oracle)
+    assert want[:-1] == ["IndexNotFoundError"] * (len(want) - 1)
+    if engine == "memory":
+        with vectorport.connect("qdrant+memory://") as store:
+            assert _stale_handle_outcomes(store, store) == want
+        return
+    url = _url(engine, tmp_path)
+    with vectorport.connect(url) as store, vectorport.connect(url) as again:
+        assert _stale_handle_outcomes(store, again) == want
 
 
 def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store) -> None:

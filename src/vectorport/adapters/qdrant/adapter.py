@@ -122,6 +122,9 @@ class QdrantAdapter:
         self._shown_as = shown_as
         self._versions: dict[str, int] = {}
         """The point layout of each collection (:data:`.naming.LAYOUT`), read once."""
+        self._opened: dict[str, tuple[int, IndexSpec, int]] = {}
+        """Per collection, where the engine tells its incarnations apart: the incarnation
+        its settings were read at, its IndexSpec and point layout (see :meth:`_layout`)."""
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> QdrantAdapter:
@@ -193,13 +196,43 @@ class QdrantAdapter:
     # -- lifecycle ----------------------------------------------------------------
 
     def _settings(self, name: str) -> tuple[IndexSpec, int]:
+        mark = self._engine.incarnation(name)  # before the read: a change meanwhile shows
         text = self._engine.spec_json(name)
         if text is None:
             self._versions.pop(name, None)
+            self._opened.pop(name, None)
             raise IndexNotFoundError(name)  # absent, or a collection vectorport did not create
         spec, version = codec.settings_from_json(text)
         self._versions[name] = version
+        if mark is not None:
+            self._opened[name] = (mark, spec, version)
         return spec, version
+
+    def _layout(self, index: IndexSpec) -> int:
+        """The point layout of the collection the handle of ``index`` was opened on.
+
+        Where this process is the collection's one writer (Edge, local mode), a handle
+        whose collection was dropped and created again with other settings (through
+        another connection, or another handle) raises ``IndexNotFoundError``, as the
+        local engine's handles do, rather than read or write the new collection with
+        the old settings. The check costs a dict lookup, and an IndexSpec comparison
+        when the handle's spec is another object than the one read (≈ 1 µs)."""
+        mark = self._engine.incarnation(index.name)
+        if mark is None:
+            return self._version(index.name)
+        known = self._opened.get(index.name)
+        if known is None or known[0] != mark:
+            self._settings(index.name)
+            known = self._opened.get(index.name)
+            if known is None:  # the shard closed meanwhile: nothing to compare with
+                return self._version(index.name)
+        spec = known[1]
+        if spec is not index and spec != index:
+            stale = IndexNotFoundError(index.name)
+            stale.args = (f"index {index.name!r} this handle was opened on was deleted; "
+                          "the index of that name now is another one: open it again",)
+            raise stale
+        return known[2]
 
     def _spec(self, name: str) -> IndexSpec:
         return self._settings(name)[0]
@@ -215,6 +248,9 @@ class QdrantAdapter:
         layout = collection_layout(spec)  # checked before any I/O
         self._engine.create(spec.name, layout, codec.settings_to_json(spec))
         self._versions[spec.name] = naming.LAYOUT
+        mark = self._engine.incarnation(spec.name)
+        if mark is not None:
+            self._opened[spec.name] = (mark, spec, naming.LAYOUT)
 
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._spec(name)
@@ -228,12 +264,13 @@ class QdrantAdapter:
         self._spec(name)
         self._engine.drop(name)
         self._versions.pop(name, None)
+        self._opened.pop(name, None)
 
     # -- data ---------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         bools_native, numbers_exact = self._engine.bools_native, self._engine.numbers_exact
-        version = self._version(index.name)
+        version = self._layout(index)
         points = [codec.to_point(index, namespace, r, bools_native=bools_native,
                                  numbers_exact=numbers_exact, version=version, revision=revision)
                   for r, revision in zip(records, naming.revisions(len(records)), strict=True)]
@@ -249,7 +286,7 @@ class QdrantAdapter:
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         options = search_options(request)
         flt = self._scoped(request.namespace, request.filter)
-        names = codec.vector_names(index, self._version(index.name))
+        names = codec.vector_names(index, self._layout(index))
         include = request.include
         if request.sparse is None and request.vector is not None and not names:
             # the common query: the payloads hold all it needs (see .settled)
@@ -279,7 +316,7 @@ class QdrantAdapter:
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         uids = [naming.point_id(namespace, i) for i in unique(ids)]
         out: list[Record] = []
-        names = codec.vector_names(index, self._version(index.name))
+        names = codec.vector_names(index, self._layout(index))
         for chunk in batches(uids, _FETCH_CHUNK):
             for hit in self._engine.retrieve(index.name, chunk, names):
                 if hit.payload.get(naming.NAMESPACE) == namespace:
@@ -288,6 +325,7 @@ class QdrantAdapter:
 
     def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
                filter: Filter | None) -> None:
+        self._layout(index)
         if ids is None:
             self._engine.delete_by_filter(index.name, self._scoped(namespace, filter))
             return
@@ -296,6 +334,7 @@ class QdrantAdapter:
             self._engine.delete_points(index.name, chunk)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        self._layout(index)
         return self._engine.count(index.name, self._scoped(namespace, filter))
 
     def _namespace_counts(self, index: IndexSpec) -> dict[str, int]:
@@ -307,9 +346,11 @@ class QdrantAdapter:
             limit *= 10
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
+        self._layout(index)
         return sorted(self._namespace_counts(index))
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self._layout(index)
         self._engine.delete_by_filter(index.name, {"must": [namespace_condition(namespace)]})
 
     # -- optional protocols ---------------------------------------------------------
@@ -320,7 +361,7 @@ class QdrantAdapter:
         stored: a concurrent write makes the swap fail and the patch start again, so a
         patch is atomic and never undoes another write."""
         uid = naming.point_id(namespace, patch.id)
-        version = self._version(index.name)
+        version = self._layout(index)
         names = codec.vector_names(index, version)
         for attempt in range(_PATCH_ATTEMPTS):
             if attempt:
@@ -350,6 +391,7 @@ class QdrantAdapter:
         # Qdrant orders scrolls by point id (here a hash) or by numeric fields, never
         # by a string: the ids of the namespace are read and sorted. O(namespace size)
         # per page, documented in docs/backends/qdrant.md.
+        self._layout(index)
         flt = self._scoped(namespace, filter)
         ids = heapq.nsmallest(limit + 1, (
             hit.record_id for hit in scroll_all(self._engine, index.name, flt, ())

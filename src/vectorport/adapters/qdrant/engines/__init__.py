@@ -43,6 +43,12 @@ class Engine(Protocol):
 
     def drop(self, name: str) -> None: ...
 
+    def incarnation(self, name: str) -> int | None:
+        """A number that changes whenever collection ``name`` is created or dropped
+        again, where this process is its one writer (Edge, local mode); None where it
+        cannot tell (a server has other writers; an Edge shard not open yet)."""
+        ...
+
     def names(self) -> list[str]:
         """Collections holding a vectorport IndexSpec."""
         ...

@@ -16,6 +16,7 @@ namespace alone, every point is in it and the condition is dropped as redundant.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -81,9 +82,11 @@ class _SharedLocal:
     lock: threading.RLock
     tenants: Tenants = field(default_factory=Tenants)
     holders: int = 0
+    incarnations: dict[str, int] = field(default_factory=dict)
 
 
 _LOCAL_FOLDERS: dict[str, _SharedLocal] = {}
+_SERIALS = itertools.count(1)
 _LOCAL_FOLDERS_LOCK = threading.Lock()
 
 
@@ -116,7 +119,8 @@ def local_folder_engine(path: Path) -> ClientEngine:
                     shared.client.close()
 
     return ClientEngine(shared.client, local=True, name="qdrant-client local mode",
-                        lock=shared.lock, release=release, tenants=shared.tenants)
+                        lock=shared.lock, release=release, tenants=shared.tenants,
+                        incarnations=shared.incarnations)
 
 
 class ClientEngine:
@@ -128,7 +132,8 @@ class ClientEngine:
     def __init__(self, client: QdrantClient, *, local: bool, name: str,
                  lock: threading.RLock | None = None,
                  release: Callable[[], None] | None = None,
-                 tenants: Tenants | None = None) -> None:
+                 tenants: Tenants | None = None,
+                 incarnations: dict[str, int] | None = None) -> None:
         self._client = client
         self.local = local
         self.name = name
@@ -139,6 +144,10 @@ class ClientEngine:
         self._release = release
         # local mode only: a server has other writers (and a tenant index)
         self._tenants = (tenants or Tenants()) if local else None
+        # local mode only (the one writer of its folder or memory): each collection's
+        # number, changed by every create and drop, 0 for one found there
+        self._incarnations = (incarnations if incarnations is not None else {}) \
+            if local else None
 
     @contextmanager
     def _guard(self, operation: str, index: str | None = None) -> Iterator[QdrantClient]:
@@ -193,6 +202,8 @@ class ClientEngine:
                                      metadata={naming.SPEC_KEY: spec_json})
             if self._tenants is not None:
                 self._tenants.created(name)
+            if self._incarnations is not None:
+                self._incarnations[name] = next(_SERIALS)
             if not self.local:
                 client.create_payload_index(
                     name, naming.NAMESPACE,
@@ -206,6 +217,11 @@ class ClientEngine:
             client.delete_collection(name)
             if self._tenants is not None:
                 self._tenants.dropped(name)
+            if self._incarnations is not None:
+                self._incarnations[name] = next(_SERIALS)
+
+    def incarnation(self, name: str) -> int | None:
+        return None if self._incarnations is None else self._incarnations.get(name, 0)
 
     def names(self) -> list[str]:
         with self._guard("get_collections") as client:

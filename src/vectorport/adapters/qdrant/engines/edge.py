@@ -22,6 +22,7 @@ closes, and writes and folder changes are serialised by one process-wide lock.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -155,6 +156,32 @@ def _add_number_keys(shard: Any, indexed: set[str]) -> None:
             return
 
 
+def _load(folder: Path, name: str) -> Any:
+    """The shard of the index in ``folder``; a ``BackendError`` saying so when another
+    process holds it (its WAL is locked)."""
+    try:
+        return qe.EdgeShard.load(str(folder / SHARD_DIR))
+    except Exception as exc:
+        if "wouldblock" in str(exc).lower():
+            raise BackendError(
+                f"qdrant+edge: index {name!r} is open in another process "
+                "(an Edge shard has a single owner)"
+            ) from exc
+        raise
+
+
+def _claim(folder: Path, name: str) -> Any:
+    """The shard of an index about to be dropped, or ``None`` when it cannot be read (a
+    damaged shard is still removable); refused while another process holds it."""
+    try:
+        return _load(folder, name)
+    except BackendError:
+        raise
+    except Exception:
+        return None
+
+
+_SERIALS = itertools.count(1)
 _PROCESS_LOCK = threading.RLock()
 """Guards :data:`_OPEN`, folder changes and writes of every Edge engine in the process."""
 
@@ -172,6 +199,8 @@ class _Open:
     indexed: set[str] = field(default_factory=set)
     """The payload fields with an index (read when the shard is opened, grown by
     :func:`_index_number_keys`)."""
+    serial: int = field(default_factory=lambda: next(_SERIALS))
+    """Distinct for every opening of a shard in the process (see ``incarnation``)."""
 
 
 _OPEN: dict[str, _Open] = {}
@@ -197,6 +226,14 @@ class EdgeEngine:
         self._token = object()
         self._optimize_every = optimize_every
         self._keys: dict[str, str] = {}
+        self._closed = False
+
+    def _check_open(self) -> None:
+        """A closed engine opens no shard again: one reopened after :meth:`close` would
+        stay open (and locked against every other process) until this process ends, since
+        nothing would close it a second time."""
+        if self._closed:
+            raise BackendError("qdrant+edge: this store is closed")
 
     def _folder(self, name: str) -> Path:
         return self._root / name
@@ -216,19 +253,17 @@ class EdgeEngine:
         if entry is not None and self._token in entry.holders:
             return entry
         with _PROCESS_LOCK:
+            self._check_open()
             if not (self._folder(name) / SPEC_FILE).is_file():
                 raise IndexNotFoundError(name)
             key = self._key(name)
             entry = _OPEN.get(key)
             if entry is None:
                 try:
-                    shard = qe.EdgeShard.load(str(self._folder(name) / SHARD_DIR))
-                except Exception as exc:
-                    if "wouldblock" in str(exc).lower():
-                        raise BackendError(
-                            f"qdrant+edge: index {name!r} is open in another process "
-                            "(an Edge shard has a single owner)"
-                        ) from exc
+                    shard = _load(self._folder(name), name)
+                except BackendError:
+                    raise
+                except Exception:
                     with translated("load", name):
                         raise
                 with translated("load", name):
@@ -297,6 +332,7 @@ class EdgeEngine:
         sparse = {naming.SPARSE: qe.EdgeSparseVectorParams()} if layout.sparse else None
         folder = self._folder(name)
         with _PROCESS_LOCK, translated("create"):
+            self._check_open()
             if (folder / SPEC_FILE).is_file():
                 raise IndexExistsError(name)
             if folder.exists():
@@ -323,13 +359,25 @@ class EdgeEngine:
     def drop(self, name: str) -> None:
         folder = self._folder(name)
         with _PROCESS_LOCK, translated("drop", name):
+            self._check_open()
             if not (folder / SPEC_FILE).is_file():
                 raise IndexNotFoundError(name)
+            entry = _OPEN.get(self._key(name))
+            # Claim the shard first: open in another process, its WAL lock refuses the
+            # load and nothing is removed (removing the folder under its owner lost
+            # every write of that owner). A shard that cannot be read is removed anyway.
+            shard = entry.shard if entry is not None else _claim(folder, name)
             (folder / SPEC_FILE).unlink()
-            entry = _OPEN.pop(self._key(name), None)
-            if entry is not None:
-                entry.shard.close()
+            _OPEN.pop(self._key(name), None)
+            if shard is not None:
+                shard.close()
             shutil.rmtree(folder, ignore_errors=True)
+
+    def incarnation(self, name: str) -> int | None:
+        # a shard is dropped or created again only by its one owner, this process, and
+        # every opening of it is a new _Open
+        entry = _OPEN.get(self._key(name))
+        return None if entry is None else entry.serial
 
     def indexed_vectors(self, name: str) -> int:
         """How many vectors Qdrant's HNSW indexes hold (0 before the optimizers ran)."""
@@ -337,11 +385,13 @@ class EdgeEngine:
             return int(self._shard(name).info().indexed_vectors_count)
 
     def names(self) -> list[str]:
+        self._check_open()
         if not self._root.is_dir():
             return []
         return sorted(p.name for p in self._root.iterdir() if (p / SPEC_FILE).is_file())
 
     def spec_json(self, name: str) -> str | None:
+        self._check_open()
         path = self._folder(name) / SPEC_FILE
         try:
             return path.read_text(encoding="utf-8")
@@ -462,6 +512,7 @@ class EdgeEngine:
 
     def close(self) -> None:
         with _PROCESS_LOCK:
+            self._closed = True
             for key, entry in list(_OPEN.items()):
                 entry.holders.discard(self._token)
                 if not entry.holders:
