@@ -20,7 +20,7 @@ take ``MilvusClient.upsert`` (its retries and call context stay in charge there)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,9 +102,10 @@ class ColumnUpserts:
         return schema, int(timestamp or 0)
 
     def usable(self, collection: str, probe: Record, pk: str, namespace: str,
-               row: dict[str, Any]) -> bool:
+               row: Callable[[], dict[str, Any]]) -> bool:
         """Whether upserts into ``collection`` go column-wise: decided once, from one
-        record's ``row`` as :func:`.rows.record_row` builds it for pymilvus."""
+        record's row as :func:`.rows.record_row` builds it for pymilvus (``row`` builds
+        it, only for that first write)."""
         known = self._proven.get(collection)
         if known is None:
             try:
@@ -112,7 +113,7 @@ class ColumnUpserts:
 
                 schema, timestamp = self._schema(collection)
                 theirs = Prepare.row_upsert_param(
-                    collection, [row], "", schema["fields"],
+                    collection, [row()], "", schema["fields"],
                     schema.get("struct_array_fields", []),
                     enable_dynamic=bool(schema.get("enable_dynamic_field", False)),
                     schema_timestamp=timestamp)
