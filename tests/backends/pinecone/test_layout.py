@@ -291,14 +291,17 @@ def test_vector_values_are_sent_as_the_digits_of_their_floats(values: list[float
     """The upsert body holds each value exactly as the SDK writes the float list of
     ``tolist()`` (the same bytes, whether the values go as JSON made beforehand or as a
     list), so the stored float32 is the one written; -0.0, subnormals and the largest
-    float32 included."""
+    float32 included, and 0x15ae43fd, whose shortest float32 digits (``7.038531e-26``)
+    read through float64 round to another float32."""
     from pinecone import Vector
     from pinecone._internal.data_plane_helpers import _vector_to_dict
     from pinecone._internal.http_client import _encode_json
 
     from vectorport.adapters.pinecone.codec import wire_values
 
-    vector = np.array([*values, -0.0, 1e-45, 3.4028234663852886e38], dtype=np.float32)
+    double_rounded = np.array([0x15AE43FD], dtype=np.uint32).view(np.float32)
+    vector = np.array([*values, -0.0, 1e-45, 3.4028234663852886e38, *double_rounded],
+                      dtype=np.float32)
     sent = _encode_json(_vector_to_dict(Vector("a", wire_values(vector))))
     assert sent == _encode_json({"id": "a", "values": vector.tolist()})
     assert np.array_equal(np.array(json.loads(sent)["values"], dtype=np.float32), vector)
