@@ -139,3 +139,25 @@ def test_sparse_indexes_keep_the_row_path(store: vectorport.Store) -> None:
         assert index.fetch(["a"])["a"].vector.tolist() == [1, 2, 3]
     finally:
         store.delete_index(index.name)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 40), dimension=st.integers(1, 1_100),
+       seed=st.integers(0, 2**32 - 1))
+def test_packed_vectors_are_the_field_pymilvus_extends(rows: int, dimension: int,
+                                                       seed: int) -> None:
+    """The vectors' field, merged from its packed bytes, serialises as extending it with
+    the values as Python floats does (the lengths of every varint size: up to 176 KB)."""
+    from pymilvus.grpc_gen import schema_pb2
+
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2**32, size=(rows, dimension), dtype=np.uint64).astype(np.uint32)
+    matrix = bits.view(np.float32)
+    matrix[~np.isfinite(matrix)] = np.float32(-0.0)  # the facade lets no inf or NaN in
+    matrix[0, 0] = np.float32(1e-45)  # a denormal
+    theirs = schema_pb2.FloatArray()
+    theirs.data.extend(matrix.ravel().tolist())
+    ours = schema_pb2.FloatArray()
+    ours.MergeFromString(columns.packed_floats(matrix))
+    assert ours.SerializeToString() == theirs.SerializeToString()
+    assert np.array(ours.data, dtype=np.float32).tobytes() == matrix.tobytes()

@@ -291,14 +291,48 @@ def test_vector_values_are_sent_as_the_digits_of_their_floats(values: list[float
     """The upsert body holds each value exactly as the SDK writes the float list of
     ``tolist()`` (the same bytes, whether the values go as JSON made beforehand or as a
     list), so the stored float32 is the one written; -0.0, subnormals and the largest
-    float32 included."""
+    float32 included, and 0x15ae43fd, whose shortest float32 digits (``7.038531e-26``)
+    read through float64 round to another float32."""
     from pinecone import Vector
     from pinecone._internal.data_plane_helpers import _vector_to_dict
     from pinecone._internal.http_client import _encode_json
 
     from vectorport.adapters.pinecone.codec import wire_values
 
-    vector = np.array([*values, -0.0, 1e-45, 3.4028234663852886e38], dtype=np.float32)
+    double_rounded = np.array([0x15AE43FD], dtype=np.uint32).view(np.float32)
+    vector = np.array([*values, -0.0, 1e-45, 3.4028234663852886e38, *double_rounded],
+                      dtype=np.float32)
     sent = _encode_json(_vector_to_dict(Vector("a", wire_values(vector))))
     assert sent == _encode_json({"id": "a", "values": vector.tolist()})
     assert np.array_equal(np.array(json.loads(sent)["values"], dtype=np.float32), vector)
+
+
+_wire_metadata = st.one_of(st.none(), st.dictionaries(
+    st.from_regex(r"[a-z]{1,8}", fullmatch=True),
+    st.one_of(st.text(max_size=3_000), st.integers(-(2**63), 2**63 - 1), st.floats(
+        allow_nan=False, allow_infinity=False), st.booleans(),
+        st.lists(st.text(max_size=200), max_size=20).map(tuple)),
+    max_size=8).map(lambda meta: encode_metadata(meta, None) or None))
+
+
+@settings(max_examples=200, deadline=None)
+@given(shapes=st.lists(st.tuples(st.text(max_size=40), _wire_metadata,
+                                 st.integers(0, 300)), max_size=60),
+       dimension=st.integers(1, 20_000))
+def test_upsert_requests_are_cut_as_the_per_vector_estimate_cuts(
+        shapes: list[tuple[str, dict[str, Any] | None, int]], dimension: int) -> None:
+    """The ordinary upsert's requests: the same as cutting vector by vector by
+    ``estimated_bytes``, whether the one-call bound lets them go whole or not."""
+    from pinecone import SparseValues, Vector
+
+    from vectorport.adapterkit import batches
+    from vectorport.adapters.pinecone import bulk
+    from vectorport.adapters.pinecone.codec import estimated_bytes, estimated_bytes_bound
+
+    vectors = [Vector(rid, [1.0], SparseValues(list(range(terms)), [1.0] * terms)
+                      if terms else None, meta) for rid, meta, terms in shapes]
+    cut = list(batches(vectors, bulk.MAX_VECTORS, cost=lambda v: estimated_bytes(v, dimension),
+                       max_cost=bulk.MAX_BYTES))
+    assert bulk.requests_of(vectors, dimension) == cut
+    assert estimated_bytes_bound(vectors, dimension) >= sum(
+        estimated_bytes(v, dimension) for v in vectors)

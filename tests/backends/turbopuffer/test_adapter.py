@@ -386,3 +386,30 @@ def test_a_namespace_another_client_deleted_comes_back_with_its_reserved_schema(
     assert type(record.metadata["n"]) is int and type(record.metadata["f"]) is float
     assert index.count(filter={"n": {"$gt": 1}}, namespace="ns") == 1
     assert index.count(filter={"f": 2}, namespace="ns") == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(bits=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=64),
+       form=st.sampled_from(["native", "big-endian", "float64", "strided", "writable"]))
+def test_vectors_go_as_base64_of_little_endian_float32(bits: list[int], form: str) -> None:
+    """A write's vectors are turbopuffer's documented binary form, whatever the array's
+    dtype, byte order or layout, and read back bit for bit."""
+    import base64
+
+    import numpy as np
+
+    from vectorport.adapters.turbopuffer.bulk import encoded_vector
+    from vectorport.adapters.turbopuffer.codec import decode_vector
+
+    values = np.array(bits, dtype=np.uint32).view(np.float32)
+    values = np.where(np.isfinite(values), values, np.float32(-0.0)).astype(np.float32)
+    given_array = {
+        "native": values,
+        "big-endian": values.astype(">f4"),
+        "float64": values.astype(np.float64),
+        "strided": np.repeat(values, 2)[::2],
+        "writable": values.copy(),
+    }[form]
+    encoded = encoded_vector(given_array)
+    assert encoded == base64.b64encode(values.astype("<f4").tobytes()).decode("ascii")
+    assert decode_vector(encoded).tobytes() == values.astype("<f4").tobytes()

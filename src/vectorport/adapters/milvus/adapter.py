@@ -388,7 +388,8 @@ class MilvusAdapter:
         if self._columns is None or index.sparse or not in_meta:
             return False
         return self._columns.usable(index.name, probe, self._pk(namespace, probe.id),
-                                    namespace, self._row(index, namespace, probe, in_meta))
+                                    namespace, lambda: self._row(index, namespace, probe,
+                                                                 in_meta))
 
     def _write(self, index: IndexSpec, namespace: str, records: Sequence[Record],
                in_meta: bool) -> None:

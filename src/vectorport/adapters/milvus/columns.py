@@ -20,7 +20,7 @@ take ``MilvusClient.upsert`` (its retries and call context stay in charge there)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,10 +45,9 @@ def request(collection: str, pks: Sequence[str], namespace: str,
         .scalars.string_data.data.extend([namespace] * len(records))
     vectors = message.fields_data.add(field_name=layout.VECTOR, type=DataType.FLOAT_VECTOR)
     vectors.vectors.dim = len(records[0].vector) if records else 0
-    # one C-level conversion of the whole matrix: float32 values widen to the same
-    # doubles that protobuf narrows back to the stored float32
-    vectors.vectors.float_vector.data.extend(
-        np.stack([r.vector for r in records]).ravel().tolist() if records else [])
+    if records:
+        vectors.vectors.float_vector.MergeFromString(
+            packed_floats(np.stack([r.vector for r in records])))
     message.fields_data.add(field_name=layout.META, type=DataType.JSON) \
         .scalars.json_data.data.extend(
             [layout.encode_metadata_bounds_first(r.metadata) for r in records])
@@ -57,6 +56,32 @@ def request(collection: str, pks: Sequence[str], namespace: str,
     documents.scalars.string_data.data.extend(
         [r.document for r in records if r.document is not None])
     return message
+
+
+def packed_floats(matrix: np.ndarray[Any, Any]) -> bytes:
+    """The wire form of a ``FloatArray`` holding ``matrix``'s values in row order: its
+    one field (``data``, 1) packed, which is a tag, a length and the little-endian
+    float32s themselves. Merged into the message, it is the very field that extending
+    ``data`` with the values as Python floats builds (float32 widened to a double and
+    narrowed back is the same float32, signed zeros and denormals included), without
+    making and converting a Python float per value: that took 3.1 of the 4.2 ms of
+    building an upsert of 100 × 384 here."""
+    values = np.ascontiguousarray(matrix, dtype="<f4").tobytes()
+    return _FLOAT_DATA_TAG + _varint(len(values)) + values
+
+
+_FLOAT_DATA_TAG = bytes([1 << 3 | 2])
+"""Field 1 (``FloatArray.data``), wire type 2 (length-delimited: packed)."""
+
+
+def _varint(value: int) -> bytes:
+    """``value`` (non-negative) as a protobuf base-128 varint."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 class ColumnUpserts:
@@ -77,9 +102,10 @@ class ColumnUpserts:
         return schema, int(timestamp or 0)
 
     def usable(self, collection: str, probe: Record, pk: str, namespace: str,
-               row: dict[str, Any]) -> bool:
+               row: Callable[[], dict[str, Any]]) -> bool:
         """Whether upserts into ``collection`` go column-wise: decided once, from one
-        record's ``row`` as :func:`.rows.record_row` builds it for pymilvus."""
+        record's row as :func:`.rows.record_row` builds it for pymilvus (``row`` builds
+        it, only for that first write)."""
         known = self._proven.get(collection)
         if known is None:
             try:
@@ -87,7 +113,7 @@ class ColumnUpserts:
 
                 schema, timestamp = self._schema(collection)
                 theirs = Prepare.row_upsert_param(
-                    collection, [row], "", schema["fields"],
+                    collection, [row()], "", schema["fields"],
                     schema.get("struct_array_fields", []),
                     enable_dynamic=bool(schema.get("enable_dynamic_field", False)),
                     schema_timestamp=timestamp)
@@ -113,4 +139,4 @@ class ColumnUpserts:
                                       handler.server_address, "")
 
 
-__all__ = ["ColumnUpserts", "request"]
+__all__ = ["ColumnUpserts", "packed_floats", "request"]

@@ -63,7 +63,6 @@ from vectorport.adapters.pinecone.codec import (
     LAYOUT_TAG,
     decode_id,
     encode_id,
-    estimated_bytes,
     match_of,
     record_of,
     score,
@@ -333,13 +332,7 @@ class PineconeAdapter:
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         handle = self._handle(index.name)
         vectors = [wire_vector(r, handle.layout) for r in records]  # checks before any I/O
-        dimension = index.dimension
-
-        def cost(vector: Any) -> int:
-            return estimated_bytes(vector, dimension)
-
-        for chunk in batches(vectors, MAX_UPSERT_VECTORS, cost=cost,
-                             max_cost=MAX_UPSERT_BYTES):
+        for chunk in bulk.requests_of(vectors, index.dimension):
             self._upsert_request(handle, index, namespace, chunk)
 
     def _upsert_request(self, handle: Handle, index: IndexSpec, namespace: str,

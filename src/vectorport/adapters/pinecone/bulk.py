@@ -20,7 +20,12 @@ from typing import Any
 
 from vectorport.adapterkit import Record, batches
 from vectorport.adapterkit.bulk import send_chunks
-from vectorport.adapters.pinecone.codec import estimated_record_bytes, wire_vector
+from vectorport.adapters.pinecone.codec import (
+    estimated_bytes,
+    estimated_bytes_bound,
+    estimated_record_bytes,
+    wire_vector,
+)
 
 MAX_VECTORS = 1_000
 """Vectors per upsert request (Pinecone's limit)."""
@@ -29,6 +34,17 @@ MAX_BYTES = 2 * 1024 * 1024 - 128 * 1024
 MIN_PARALLEL = 8
 """Requests in flight at least (Pinecone's guidance for large imports is parallel
 upserts; the ordinary path sends four batches at once)."""
+
+
+def requests_of(vectors: list[Any], dimension: int) -> list[list[Any]]:
+    """The SDK ``vectors`` of an upsert cut into requests of at most :data:`MAX_VECTORS`
+    and :data:`MAX_BYTES` by :func:`~.codec.estimated_bytes`: all of them in one request
+    when the bound of the estimates' sum allows it (the per-vector cut would then make
+    that one request too), else cut vector by vector."""
+    if len(vectors) <= MAX_VECTORS and estimated_bytes_bound(vectors, dimension) <= MAX_BYTES:
+        return [vectors] if vectors else []
+    return list(batches(vectors, MAX_VECTORS, cost=lambda v: estimated_bytes(v, dimension),
+                        max_cost=MAX_BYTES))
 
 
 def load(records: Sequence[Record], workers: int, layout: int,
@@ -41,4 +57,4 @@ def load(records: Sequence[Record], workers: int, layout: int,
                 max(workers, MIN_PARALLEL))
 
 
-__all__ = ["MAX_BYTES", "MAX_VECTORS", "MIN_PARALLEL", "load"]
+__all__ = ["MAX_BYTES", "MAX_VECTORS", "MIN_PARALLEL", "load", "requests_of"]
