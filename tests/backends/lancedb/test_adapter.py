@@ -329,6 +329,22 @@ def test_a_handle_of_a_deleted_index_never_reaches_the_new_one(
     assert outcomes[0][2:] == (1, ["y"])
 
 
+def test_the_handle_that_created_an_index_stays_current(store: vectorport.Store) -> None:
+    """The spec read back from the table is JSON (a tuple among backend options comes
+    back a list): the creating handle is still the index's, after it is described, as
+    on the oracle."""
+    options = {"other": {"pair": (1, 2), "nested": {"t": ("a",)}}}
+    outcomes = []
+    for opened in (vectorport.connect("memory://"), store):
+        index = opened.create_index("options_idx", 2, "cosine", backend_options=options)
+        opened.describe_index("options_idx")
+        opened.list_indexes()
+        index.upsert([("a", [1.0, 0.0])])
+        outcomes.append(([m.id for m in index.query([1.0, 0.0])], index.count(),
+                         index.list_ids().ids))  # type: ignore[attr-defined]
+    assert outcomes[1] == outcomes[0] == (["a"], 1, ("a",))
+
+
 def test_a_handle_of_an_index_replaced_elsewhere_deletes_nothing(folder: Path) -> None:
     """Another connection replaced the index with one of another dimension: a delete
     through the old handle reads the stored spec first and refuses, and so does every

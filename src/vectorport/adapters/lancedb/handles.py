@@ -25,12 +25,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from vectorport.adapters.lancedb.codec import spec_to_json
 from vectorport.core.errors import IndexNotFoundError
 from vectorport.core.types import IndexSpec
 
 _RETIRED_KEPT = 256
 """How many deleted specs are remembered (each an identity: the objects are kept)."""
 _ACCEPTED_KEPT = 16
+
+
+def same_index(one: IndexSpec, other: IndexSpec) -> bool:
+    """Whether two specs describe the same index as the table stores it: the spec
+    comes back from the table's JSON, where a tuple among backend options reads back
+    as a list (so ``==`` alone refused a handle that had just created the index)."""
+    return one == other or spec_to_json(one) == spec_to_json(other)
 
 
 def stale_error(name: str) -> IndexNotFoundError:
@@ -60,7 +68,7 @@ class Handles:
         stored = self._stored.get(index.name)
         if stored is None:
             stored = self._stored[index.name] = self._read_spec(index.name)
-        if stored != index:
+        if not same_index(stored, index):
             raise stale_error(index.name)
         accepted = self._accepted.setdefault(index.name, [])
         if len(accepted) >= _ACCEPTED_KEPT:
@@ -82,7 +90,8 @@ class Handles:
     def stored(self, name: str, spec: IndexSpec) -> None:
         """``spec`` was just read from the table; a changed one drops the accepted
         handles."""
-        if self._stored.get(name) != spec:
+        known = self._stored.get(name)
+        if known is not None and not same_index(known, spec):
             self._accepted.pop(name, None)
         self._stored[name] = spec
 
