@@ -106,6 +106,21 @@ def test_bad_index_options_create_nothing(store: vectorport.Store, index_type: s
     assert "vp_bad_opts" not in store.list_indexes()
 
 
+@pytest.mark.parametrize(("index_type", "params"), [
+    ("ivf", {"m": 8}), ("ivf", {"ef_construction": 40}), ("hnsw", {"nlist": 4}),
+    ("hnsw", {"ef_search": 40}),
+])
+def test_index_params_an_ann_build_would_not_read_create_nothing(
+        store: vectorport.Store, index_type: str, params: dict[str, int]) -> None:
+    """Nothing silently ignored: a parameter the IVF or HNSW build does not read."""
+    with pytest.raises(ValidationError):
+        store.create_index("vp_bad_params", 2, index_type=index_type, index_params=params)
+    assert "vp_bad_params" not in store.list_indexes()
+    store.create_index("vp_good_params", 2, index_type=index_type,
+                       index_params={"lists": 2})  # the parameter both builds read
+    assert store.describe_index("vp_good_params").spec.index_params == {"lists": 2}
+
+
 def test_query_tool_section() -> None:
     options = options_for_backend(
         {"lancedb": {"nprobes": 8, "ef": 40, "consistency": "strong", "namespace": "p"}},

@@ -74,6 +74,7 @@ from vectorport.adapters.lancedb.handles import Handles
 from vectorport.adapters.lancedb.options import (
     BACKEND,
     IndexOptions,
+    check_index_params,
     index_options,
 )
 from vectorport.adapters.lancedb.ranking import exact_top_k
@@ -253,6 +254,7 @@ class LanceDBAdapter:
 
     def create_index(self, spec: IndexSpec) -> None:
         index_options(spec.backend_options.get(BACKEND, {}), spec.index_type)
+        check_index_params(spec)
         schema = codec.schema(spec)
         with self._translated("create_table"):
             if self._exists(spec.name):
