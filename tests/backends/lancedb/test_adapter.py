@@ -106,6 +106,21 @@ def test_bad_index_options_create_nothing(store: vectorport.Store, index_type: s
     assert "vp_bad_opts" not in store.list_indexes()
 
 
+@pytest.mark.parametrize(("index_type", "params"), [
+    ("ivf", {"m": 8}), ("ivf", {"ef_construction": 40}), ("hnsw", {"nlist": 4}),
+    ("hnsw", {"ef_search": 40}),
+])
+def test_index_params_an_ann_build_would_not_read_create_nothing(
+        store: vectorport.Store, index_type: str, params: dict[str, int]) -> None:
+    """Nothing silently ignored: a parameter the IVF or HNSW build does not read."""
+    with pytest.raises(ValidationError):
+        store.create_index("vp_bad_params", 2, index_type=index_type, index_params=params)
+    assert "vp_bad_params" not in store.list_indexes()
+    store.create_index("vp_good_params", 2, index_type=index_type,
+                       index_params={"lists": 2})  # the parameter both builds read
+    assert store.describe_index("vp_good_params").spec.index_params == {"lists": 2}
+
+
 def test_query_tool_section() -> None:
     options = options_for_backend(
         {"lancedb": {"nprobes": 8, "ef": 40, "consistency": "strong", "namespace": "p"}},
@@ -287,6 +302,88 @@ def test_a_kept_table_handle_follows_a_table_recreated_elsewhere(folder: Path) -
             mine.query([1, 0], top_k=5)
 
 
+def _stale_calls(index: vectorport.Index) -> dict[str, Any]:
+    """Every data call of a handle, each to its outcome: a result or an error's type."""
+    calls: dict[str, Any] = {
+        "query": lambda: index.query([1.0, 0.0], top_k=3),
+        "upsert": lambda: index.upsert([("s", [1.0, 0.0])]),
+        "fetch": lambda: index.fetch(["x", "y"]),
+        "count": lambda: index.count(),
+        "list_ids": lambda: index.list_ids().ids,  # type: ignore[attr-defined]
+        "list_namespaces": lambda: index.list_namespaces(),
+        "delete": lambda: index.delete(["x", "y"]),
+        "delete by filter": lambda: index.delete(filter={"n": {"$exists": False}}),
+        "delete_namespace": lambda: index.delete_namespace(""),
+    }
+    outcomes: dict[str, Any] = {}
+    for name, call in calls.items():
+        try:
+            outcomes[name] = call()
+        except Exception as exc:
+            outcomes[name] = type(exc).__name__
+    return outcomes
+
+
+@pytest.mark.parametrize("dimension", [2, 3])
+def test_a_handle_of_a_deleted_index_never_reaches_the_new_one(
+        store: vectorport.Store, dimension: int) -> None:
+    """As on the oracle: once its index is deleted, a handle raises IndexNotFoundError on
+    every call, also after an index of that name (of the same or another dimension) is
+    created, and the new index keeps its records."""
+    outcomes = []
+    for opened in (vectorport.connect("memory://"), store):
+        old = opened.create_index("stale_idx", 2, "euclidean")
+        old.upsert([("x", [1.0, 0.0])])
+        opened.delete_index("stale_idx")
+        gone = _stale_calls(old)
+        new = opened.create_index("stale_idx", dimension, "euclidean")
+        new.upsert([("y", [1.0] * dimension)])
+        outcomes.append((gone, _stale_calls(old), new.count(), sorted(new.fetch(["x", "y"]))))
+    assert outcomes[1] == outcomes[0]
+    assert set(outcomes[0][1].values()) == {"IndexNotFoundError"}
+    assert outcomes[0][2:] == (1, ["y"])
+
+
+def test_the_handle_that_created_an_index_stays_current(store: vectorport.Store) -> None:
+    """The spec read back from the table is JSON (a tuple among backend options comes
+    back a list): the creating handle is still the index's, after it is described, as
+    on the oracle."""
+    options = {"other": {"pair": (1, 2), "nested": {"t": ("a",)}}}
+    outcomes = []
+    for opened in (vectorport.connect("memory://"), store):
+        index = opened.create_index("options_idx", 2, "cosine", backend_options=options)
+        opened.describe_index("options_idx")
+        opened.list_indexes()
+        index.upsert([("a", [1.0, 0.0])])
+        outcomes.append(([m.id for m in index.query([1.0, 0.0])], index.count(),
+                         index.list_ids().ids))  # type: ignore[attr-defined]
+    assert outcomes[1] == outcomes[0] == (["a"], 1, ("a",))
+
+
+def test_a_handle_of_an_index_replaced_elsewhere_deletes_nothing(folder: Path) -> None:
+    """Another connection replaced the index with one of another dimension: a delete
+    through the old handle reads the stored spec first and refuses, and so does every
+    call once a search has failed on the other dimension."""
+    url = f"lancedb://{folder}"
+    with vectorport.connect(url) as first, vectorport.connect(url) as second:
+        mine = first.create_index("replaced_idx", 2, "cosine")
+        mine.upsert([("x", [1.0, 0.0])])
+        assert mine.count() == 1
+        second.delete_index("replaced_idx")
+        theirs = second.create_index("replaced_idx", 3, "cosine")
+        theirs.upsert([("x", [1.0, 0.0, 0.0]), ("y", [0.0, 1.0, 0.0])])
+        for delete in (lambda: mine.delete(["x"]), lambda: mine.delete(filter={"n": 1}),
+                       lambda: mine.delete_namespace("")):
+            with pytest.raises(IndexNotFoundError):
+                delete()
+        with pytest.raises(IndexNotFoundError):
+            mine.query([1.0, 0.0])
+        with pytest.raises(IndexNotFoundError):
+            mine.count()
+        assert sorted(theirs.fetch(["x", "y"])) == ["x", "y"]
+        assert sorted(first.index("replaced_idx").fetch(["x", "y"])) == ["x", "y"]
+
+
 # -- upserts handed to the engine directly -------------------------------------------------
 
 
@@ -313,7 +410,7 @@ def test_upserts_go_to_the_engine_directly_and_replace_whole_rows(folder: Path) 
         assert mine.count() == theirs.count() == 1
         second.delete_index("direct_idx")
         replaced = second.create_index("direct_idx", 3, "dotproduct")
-        with pytest.raises(BackendError):
+        with pytest.raises(IndexNotFoundError):  # the engine refuses; the handle is stale
             mine.upsert([("s", [1.0, 0.0])])
         assert replaced.count() == 0
 

@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
@@ -69,9 +70,11 @@ from vectorport.adapters.lancedb.filters import (
     pk_in,
     scoped,
 )
+from vectorport.adapters.lancedb.handles import Handles
 from vectorport.adapters.lancedb.options import (
     BACKEND,
     IndexOptions,
+    check_index_params,
     index_options,
 )
 from vectorport.adapters.lancedb.ranking import exact_top_k
@@ -83,7 +86,12 @@ from vectorport.adapters.lancedb.writes import (
 )
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
-from vectorport.core.errors import ConfigError, IndexExistsError, IndexNotFoundError
+from vectorport.core.errors import (
+    BackendError,
+    ConfigError,
+    IndexExistsError,
+    IndexNotFoundError,
+)
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
     Explanation,
@@ -154,6 +162,8 @@ class LanceDBAdapter:
         self._schemas: dict[str, tuple[IndexSpec, pa.Schema]] = {}
         """Each index's Arrow schema, with the spec it was made of (a schema is ≈ 10 µs)."""
         self._mixed: set[str] = set()  # tables seen holding several namespaces
+        # which Index handles still reach the index they were opened on (.handles)
+        self._handles = Handles(self._current_spec)
         self._write_lock = threading.Lock()
 
     @classmethod
@@ -208,7 +218,28 @@ class LanceDBAdapter:
             spec = codec.spec_from_schema(self._table(name).schema)
         if spec is None:
             raise IndexNotFoundError(name)  # a table vectorport did not create
+        self._handles.stored(name, spec)
         return spec
+
+    def _current_spec(self, name: str) -> IndexSpec:
+        """The spec stored in the table the kept handle reaches (its latest version,
+        also of a table re-created elsewhere): one schema read."""
+        with self._translated("open_table", name):
+            spec = codec.spec_from_schema(self._table(name).schema)
+        if spec is None:
+            raise IndexNotFoundError(name)
+        return spec
+
+    @contextmanager
+    def _replaced_on_failure(self, index: IndexSpec) -> Iterator[None]:
+        """Let an engine failure through, unless it came from ``index`` having been
+        replaced elsewhere (another dimension fails searches and merges): then the
+        handle is stale (:mod:`.handles`)."""
+        try:
+            yield
+        except BackendError:
+            self._handles.check_stored(index)
+            raise
 
     def _rows(self, table: Any, where: str, columns: list[str], limit: int | None,
               order_by_id: bool = False) -> pa.Table:
@@ -223,6 +254,7 @@ class LanceDBAdapter:
 
     def create_index(self, spec: IndexSpec) -> None:
         index_options(spec.backend_options.get(BACKEND, {}), spec.index_type)
+        check_index_params(spec)
         schema = codec.schema(spec)
         with self._translated("create_table"):
             if self._exists(spec.name):
@@ -233,6 +265,7 @@ class LanceDBAdapter:
                 if "already exists" in str(exc):
                     raise IndexExistsError(spec.name) from exc
                 raise
+        self._handles.created(spec)
 
     def _exists(self, name: str) -> bool:
         return name in self._table_names()
@@ -271,6 +304,7 @@ class LanceDBAdapter:
         self._stored_spec(name)
         with self._translated("drop_table", name):
             self._db.drop_table(name)
+        self._handles.deleted(name)
         self._tables.pop(name, None)
         self._search_tables.forget(name)
         self._mixed.discard(name)
@@ -287,9 +321,11 @@ class LanceDBAdapter:
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         if not records:
             return
+        self._handles.check(index)
         data = self._arrow(index, namespace, records)
         table = self._table(index.name)
-        with self._write_lock, self._translated("merge_insert", index.name):
+        with (self._replaced_on_failure(index), self._write_lock,
+              self._translated("merge_insert", index.name)):
             merge_upsert(table, data, self._latest_tables)
         if index.index_type in ("ivf", "hnsw"):
             self._maybe_build_ann(index, table)
@@ -316,6 +352,7 @@ class LanceDBAdapter:
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         assert request.vector is not None  # no sparse: the facade refuses sparse queries
+        self._handles.check(index)
         prepared = prepare_query(index, request, self._columns(request.include))  # as explain
         vector = np.asarray(request.vector, dtype=np.float32)
         batches: dict[int, pa.Table] = {}
@@ -327,7 +364,7 @@ class LanceDBAdapter:
         unscoped = (compile_filter(request.filter) if request.filter is not None else None)
 
         def run(depth: int, where: str | None, columns: list[str]) -> pa.Table:
-            with self._translated("search", index.name):
+            with self._replaced_on_failure(index), self._translated("search", index.name):
                 return nearest(self._search_tables.table(index.name), prepared, vector, depth,
                                where, columns, codec.VECTOR)
 
@@ -353,6 +390,7 @@ class LanceDBAdapter:
         return self._matches(batches[max(batches)], ranked, request, index.dimension)
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        self._handles.check(index)
         return explain.explain_query(index, request, self._columns(request.include))
 
     def _matches(self, result: pa.Table, ranked: Sequence[tuple[str, float, int]],
@@ -380,6 +418,7 @@ class LanceDBAdapter:
                 in zip(ranked, metadata, vectors, documents, strict=True)]
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        self._handles.check(index)
         table = self._table(index.name)
         out: list[Record] = []
         columns = [codec.ID, codec.VECTOR, codec.META, codec.DOCUMENT]
@@ -388,6 +427,8 @@ class LanceDBAdapter:
             with self._translated("fetch", index.name):
                 rows = self._rows(table, scoped(namespace, None, pk_in(chunk)), columns,
                                   len(chunk)).to_pylist()
+            if any(len(row[codec.VECTOR]) != index.dimension for row in rows):
+                self._handles.check_stored(index)  # replaced elsewhere: stale
             out.extend(Record(
                 id=row[codec.ID], vector=read_only_float32(row[codec.VECTOR]),
                 metadata=codec.decode_metadata(row[codec.META]),
@@ -397,6 +438,7 @@ class LanceDBAdapter:
 
     def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
                filter: Filter | None) -> None:
+        self._handles.check_stored(index)  # never delete from an index replaced elsewhere
         table = self._table(index.name)
         if ids is not None:
             wheres = [scoped(namespace, None, pk_in([codec.make_pk(namespace, i) for i in batch]))
@@ -408,15 +450,18 @@ class LanceDBAdapter:
                 table.delete(where)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        self._handles.check(index)
         with self._translated("count_rows", index.name):
             return int(self._table(index.name).count_rows(scoped(namespace, filter)))
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
+        self._handles.check(index)
         with self._translated("list_namespaces", index.name):
             column = self._rows(self._table(index.name), "true", [codec.NAMESPACE], None)
         return sorted(str(v) for v in pc.unique(column[codec.NAMESPACE]).to_pylist())
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self._handles.check_stored(index)
         with self._write_lock, self._translated("delete", index.name):
             self._table(index.name).delete(namespace_expression(namespace))
         self._mixed.discard(index.name)  # perhaps one namespace left
@@ -424,6 +469,7 @@ class LanceDBAdapter:
     def list_ids(self, index: IndexSpec, namespace: str, *, prefix: str | None,
                  filter: Filter | None, limit: int, cursor: str | None) -> IdPage:
         """Ids in ascending (code point) order; the cursor is the last id returned."""
+        self._handles.check(index)
         extra = []
         if prefix:
             extra.append(f"starts_with({codec.ID}, {quote_string(prefix)})")

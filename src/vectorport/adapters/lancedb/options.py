@@ -17,6 +17,11 @@ Per index (``IndexSpec.backend_options["lancedb"]``):
 
 Other backends' sections are ignored; anything else in this one is a
 ``ValidationError``.
+
+``index_params`` of an ANN index are checked too: ``ivf`` reads ``lists``, ``hnsw``
+reads ``m``, ``ef_construction`` and ``lists`` (its partitions, default 1); any other
+parameter of those types is a ``ValidationError``, not silently left out of the build.
+``auto`` and ``flat`` build nothing and accept what the reference adapter accepts.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vectorport.adapterkit import Option, OptionSpec, ValidationError, positive
+from vectorport.core.types import IndexSpec
 
 BACKEND = "lancedb"
 IVF_TYPES = frozenset({"IVF_FLAT", "IVF_SQ", "IVF_PQ", "IVF_RQ"})
@@ -41,6 +47,20 @@ INDEX_OPTIONS = OptionSpec(BACKEND, "index", (
     Option("build_threshold", "int", default=DEFAULT_BUILD_THRESHOLD, check=positive),
     Option("num_sub_vectors", "int", check=positive),
 ))
+
+
+ANN_INDEX_PARAMS = {
+    "ivf": OptionSpec(BACKEND, "index_params", (Option("lists", "int"),)),
+    "hnsw": OptionSpec(BACKEND, "index_params", tuple(
+        Option(name, "int") for name in ("m", "ef_construction", "lists"))),
+}
+
+
+def check_index_params(spec: IndexSpec) -> None:
+    """Refuse ``index_params`` an ANN index build would not read."""
+    params = ANN_INDEX_PARAMS.get(spec.index_type)
+    if params is not None:
+        params.parse(spec.index_params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,5 +95,5 @@ def index_options(options: Mapping[str, Any], index_type: str) -> IndexOptions:
     return parsed
 
 
-__all__ = ["INDEX_OPTIONS", "QUERY_OPTIONS", "IndexOptions", "QueryOptions", "index_options",
-           "query_options"]
+__all__ = ["ANN_INDEX_PARAMS", "INDEX_OPTIONS", "QUERY_OPTIONS", "IndexOptions", "QueryOptions",
+           "check_index_params", "index_options", "query_options"]
