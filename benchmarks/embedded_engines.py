@@ -44,7 +44,7 @@ import numpy as np
 
 import vectorport
 from benchmarks import overhead
-from benchmarks.common import DIM, Figure, Options, Report, Vectors, dataset, metadata, record_id
+from benchmarks.common import DIM, Figure, Options, Report, Vectors, dataset, for_loads, metadata, record_id
 from benchmarks.overhead import TOP_K, Batch, Sides
 
 SECTION = "Qdrant and LanceDB"
@@ -315,7 +315,7 @@ def _recall(report: Report, options: Options, backend: str, url: str) -> None:
     rows = min(RECALL_ROWS, options.rows)
     data, queries = dataset(rows, DIM, RECALL_QUERIES)
     truth = _truth(data, queries)
-    store = vectorport.connect(url)
+    store = vectorport.connect(for_loads(url))
     types = store.capabilities.index_types
     try:
         if "ivf" in types:
