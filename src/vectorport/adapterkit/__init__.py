@@ -18,6 +18,8 @@ The helpers each solve one sub-problem that every adapter meets, once:
 - :mod:`.errors`: SDK exceptions to vectorport errors (:class:`ErrorTranslator`), with
   :class:`RetryPolicy` for calls safe to repeat;
 - :mod:`.filters`: a memoising base for filter compilers (:class:`FilterCompiler`);
+- :mod:`.handles`: which ``Index`` handles still reach the index they were opened on
+  (:class:`Handles`), so a handle kept across a delete raises ``IndexNotFoundError``;
 - :mod:`.wire`: prefix ranges (:func:`prefix_upper_bound`), read-only float32
   vectors (:func:`read_only_float32`) and IndexSpecs as JSON (:func:`spec_to_json`).
 """
@@ -30,6 +32,7 @@ from vectorport.adapterkit.errors import (
     retry_after,
 )
 from vectorport.adapterkit.filters import FilterCompiler, Memo
+from vectorport.adapterkit.handles import Handles, same_index, stale_error
 from vectorport.adapterkit.options import Option, OptionSpec, matching, positive, within
 from vectorport.adapterkit.ranking import (
     RankedList,
@@ -148,6 +151,7 @@ __all__ = [
     "Filter",
     "FilterCompiler",
     "FilterError",
+    "Handles",
     "IdListingAdapter",
     "IdPage",
     "Include",
@@ -205,12 +209,14 @@ __all__ = [
     "remaining",
     "request_timeout",
     "retry_after",
+    "same_index",
     "scan_top_k",
     "score_from_distance",
     "sort_matches",
     "sparse_dot",
     "spec_from_json",
     "spec_to_json",
+    "stale_error",
     "threshold_top_k",
     "to_nnf",
     "unique",

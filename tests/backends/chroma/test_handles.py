@@ -10,6 +10,8 @@ import pytest
 
 pytest.importorskip("chromadb")
 
+from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
+
 import vectorport
 
 
@@ -32,3 +34,31 @@ def test_a_stale_handle_is_looked_up_afresh(tmp_path: Path) -> None:
         second.delete_index("handles")
         with pytest.raises(vectorport.IndexNotFoundError):
             index.query(v, top_k=5)
+
+
+@pytest.mark.parametrize("where", ["memory", "folder"])
+def test_a_handle_of_a_dropped_index_reaches_no_new_one(where: str, tmp_path: Path) -> None:
+    """An index dropped and created again with other settings, through the same store
+    (memory) or another connection of the process (folder): the old handle answers as
+    the reference adapter's does (``IndexNotFoundError``) instead of counting, fetching,
+    deleting and patching in the new index, and the new index is untouched."""
+    want = oracle_outcomes()
+    if where == "memory":
+        with vectorport.connect("chroma+memory://") as store:
+            assert_like_oracle(stale_handle_outcomes(store, store), want)
+        return
+    url = f"chroma://{tmp_path}"
+    with vectorport.connect(url) as store, vectorport.connect(url) as again:
+        assert_like_oracle(stale_handle_outcomes(store, again), want)
+
+
+def test_the_creating_handle_stays_valid_with_tuples_among_options(tmp_path: Path) -> None:
+    """A spec read back from Chroma's JSON holds lists where the created one held
+    tuples: the handle that created the index is still its handle."""
+    with vectorport.connect(f"chroma://{tmp_path}") as store:
+        index = store.create_index("tuple_idx", 2, "cosine",
+                                   backend_options={"other": {"tags": ("a", "b")}})
+        index.upsert([("a", [1.0, 0.0])])
+        assert index.count() == 1
+        assert store.index("tuple_idx").count() == 1
+        assert [m.id for m in index.query([1.0, 0.0])] == ["a"]

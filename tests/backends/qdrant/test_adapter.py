@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,6 +21,7 @@ pytest.importorskip("qdrant_client")
 pytest.importorskip("qdrant_edge")
 
 import qdrant_edge as qe
+from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
 
 import vectorport
 from vectorport.adapters.qdrant import naming
@@ -36,10 +37,9 @@ from vectorport.core.errors import (
     TransientBackendError,
     UnsupportedFeatureError,
     ValidationError,
-    VectorportError,
 )
 from vectorport.core.filters.parse import parse_filter
-from vectorport.core.store import ListableIndex, PatchableIndex
+from vectorport.core.store import PatchableIndex
 from vectorport.core.validation import sparse_vector
 
 ENGINES = ["edge", "local"]
@@ -498,50 +498,20 @@ def test_a_closed_store_opens_nothing_again(engine: str, tmp_path: Path) -> None
 
 
 
-def _stale_handle_outcomes(store: vectorport.Store, again: vectorport.Store) -> list[str]:
-    """What each call through a handle answers once its index was dropped and created
-    again with other settings through ``again`` (a connection to the same store)."""
-    old = store.create_index("gen_idx", 2, "dotproduct")
-    old.upsert([("a", [1.0, 0.0])], namespace="n")
-    again.delete_index("gen_idx")
-    again.create_index("gen_idx", 2, "euclidean").upsert([("b", [0.0, 1.0])], namespace="n")
-    calls: list[Callable[[], object]] = [
-        lambda: old.upsert([("c", [1.0, 1.0])], namespace="n"),
-        lambda: old.query([1.0, 0.0], namespace="n"), lambda: old.fetch(["b"], "n"),
-        lambda: old.count("n"), lambda: old.delete(["b"], namespace="n"),
-        lambda: old.list_namespaces(), lambda: old.delete_namespace("n"),
-        lambda: old.list_ids("n") if isinstance(old, ListableIndex) else None,
-        lambda: old.patch("b", metadata={"x": 1}, namespace="n")
-        if isinstance(old, PatchableIndex) else None,
-    ]
-    outcomes = []
-    for call in calls:
-        try:
-            call()
-            outcomes.append("ok")
-        except VectorportError as exc:
-            outcomes.append(type(exc).__name__)
-    fresh = again.index("gen_idx")
-    outcomes.append(repr(sorted((r.id, r.vector.tolist()) for r in fresh.iter_records("n"))))
-    return outcomes
-
-
 @pytest.mark.parametrize("engine", [*ENGINES, "memory"])
 def test_a_handle_of_a_dropped_index_reaches_no_new_one(engine: str, tmp_path: Path) -> None:
     """Through another connection of the process (Edge, local mode) or the same store
     (memory), an index dropped and created again with other settings: the old handle
     answers as the local engine's do (``IndexNotFoundError``) instead of reading and
     writing the new index with the old settings, and the new index is untouched."""
-    with vectorport.connect("memory://") as oracle:
-        want = _stale_handle_outcomes(oracle, oracle)
-    assert want[:-1] == ["IndexNotFoundError"] * (len(want) - 1)
+    want = oracle_outcomes()
     if engine == "memory":
         with vectorport.connect("qdrant+memory://") as store:
-            assert _stale_handle_outcomes(store, store) == want
+            assert_like_oracle(stale_handle_outcomes(store, store), want)
         return
     url = _url(engine, tmp_path)
     with vectorport.connect(url) as store, vectorport.connect(url) as again:
-        assert _stale_handle_outcomes(store, again) == want
+        assert_like_oracle(stale_handle_outcomes(store, again), want)
 
 
 def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store) -> None:

@@ -74,6 +74,7 @@ from vectorport.adapterkit import (
     batches,
     fetch_many_until_settled,
 )
+from vectorport.adapterkit.handles import Handles
 from vectorport.adapters.chroma import bulk, naming
 from vectorport.adapters.chroma.capabilities import CHROMA_CAPABILITIES
 from vectorport.adapters.chroma.codec import (
@@ -135,6 +136,14 @@ class ChromaAdapter:
         # dropped, here or by another process) fails with not-found; _using then looks
         # the name up afresh and runs the call once more.
         self._handles: dict[str, Collection] = {}
+        # which Index handles still reach the index they were opened on (the kit's
+        # Handles): an Index kept across a delete of its index raises
+        # IndexNotFoundError, as the reference adapter's do, instead of reading and
+        # writing the index created again under its name. An index re-created by
+        # another process is noticed when a kept collection handle turns out stale,
+        # and before every delete (which reads the stored spec first, so a delete never
+        # removes another index's records)
+        self._specs = Handles(self._stored_spec, same=naming.same_stored)
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> ChromaAdapter:
@@ -169,6 +178,9 @@ class ChromaAdapter:
                 return None
             raise
 
+    def _stored_spec(self, index: str) -> IndexSpec:
+        return spec_of(self._catalog(index).metadata or {})
+
     def _catalog(self, index: str) -> Collection:
         catalog = self._get(naming.catalog_collection(index))
         if catalog is None or not is_catalog(catalog.metadata):
@@ -180,6 +192,7 @@ class ChromaAdapter:
         """The namespace's collection, or ``None`` while it has none and ``create`` is
         off; ``IndexNotFoundError`` when the index itself is gone. ``cached``: a handle
         remembered from before may be returned (for :meth:`_using` only)."""
+        self._specs.check(index)
         name = naming.data_collection(index.name, namespace)
         found = self._handles.get(name) if cached else None
         if found is None:
@@ -208,6 +221,7 @@ class ChromaAdapter:
             if collection is None or not is_not_found(exc):
                 raise
             self._handles.pop(collection.name, None)
+            self._specs.check_stored(index)  # dropped, perhaps re-created elsewhere
             return call(self._data(index, namespace, create=create))
 
     def _forget(self, index: str) -> None:
@@ -240,12 +254,14 @@ class ChromaAdapter:
                     raise IndexExistsError(spec.name) from None
                 raise
             self._forget(spec.name)
+            self._specs.created(spec)
             for collection in self._data_collections(spec.name).values():
                 drop_collection(self._client, collection.name)  # orphans of a past delete
 
     def describe_index(self, name: str) -> IndexInfo:
         with chroma_errors("describe_index"):
-            spec = spec_of(self._catalog(name).metadata or {})
+            spec = self._stored_spec(name)
+            self._specs.stored(name, spec)
             counts = {ns: c.count() for ns, c in self._data_collections(name).items()}
         counts = {ns: n for ns, n in counts.items() if n}
         return IndexInfo(spec=spec, count=sum(counts.values()), namespaces=counts)
@@ -268,6 +284,7 @@ class ChromaAdapter:
                     raise IndexNotFoundError(name) from None
                 raise
             self._forget(name)
+            self._specs.deleted(name)
             for collection in self._data_collections(name).values():
                 drop_collection(self._client, collection.name)
 
@@ -277,26 +294,27 @@ class ChromaAdapter:
         if not records:
             return
         with chroma_errors("upsert"):
-            self._using(index, namespace, True, lambda c: self._upsert(c, records))
+            self._using(index, namespace, True, lambda c: self._upsert(index, c, records))
 
-    def _upsert(self, collection: Collection | None, records: Sequence[Record]) -> None:
+    def _upsert(self, index: IndexSpec, collection: Collection | None,
+                records: Sequence[Record]) -> None:
         assert collection is not None
-        with self._lock.held(), self._writable(collection) as current:  # see .locking
+        with self._lock.held(), self._writable(index, collection) as current:  # see .locking
             replace(current, records)
 
     @contextlib.contextmanager
-    def _writable(self, collection: Collection) -> Iterator[Collection]:
+    def _writable(self, index: IndexSpec, collection: Collection) -> Iterator[Collection]:
         """:meth:`_current`, for a write under the lock; on a failure the kept handle is
         dropped, since its list of written keys may lag the stored one (Chroma extended
         it, then something failed), and the next writer looks it up."""
-        current = self._current(collection)
+        current = self._current(index, collection)
         try:
             yield current
         except BaseException:
             self._handles.pop(current.name, None)
             raise
 
-    def _current(self, collection: Collection) -> Collection:
+    def _current(self, index: IndexSpec, collection: Collection) -> Collection:
         """``collection`` as stored now, for a writer holding the lock: its list of
         written keys (:mod:`.written`) may have grown in another process since the
         handle was kept. Not found raises, so :meth:`_using` looks it up afresh. The
@@ -305,6 +323,9 @@ class ChromaAdapter:
         if self._only_writer or written_of(collection.metadata) is None:
             return collection  # no list to keep current, or none but ours
         fresh = self._client.get_collection(collection.name, embedding_function=None)
+        if fresh.id != collection.id:  # dropped and created again, perhaps elsewhere
+            self._handles.pop(collection.name, None)
+            self._specs.check_stored(index)
         self._handles[collection.name] = fresh
         return fresh
 
@@ -318,7 +339,7 @@ class ChromaAdapter:
 
             def load(collection: Collection | None) -> None:
                 assert collection is not None
-                with self._lock.held(), self._writable(collection) as current:
+                with self._lock.held(), self._writable(index, collection) as current:
                     bulk.load(current, records, size, replace, locked_out=self._sole_writer)
 
             self._using(index, namespace, True, load)
@@ -329,6 +350,7 @@ class ChromaAdapter:
         compiled = compile_filter(filter) if ids is None else None
         self._check_numbers(filter)
         with chroma_errors("delete"):
+            self._specs.check_stored(index)  # never delete from an index replaced elsewhere
             collection = self._data(index, namespace, create=False)
             if collection is None:
                 return
@@ -345,7 +367,7 @@ class ChromaAdapter:
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
         with chroma_errors("delete_namespace"):
-            self._catalog(index.name)
+            self._specs.check_stored(index)
             self._handles.pop(naming.data_collection(index.name, namespace), None)
             drop_collection(self._client, naming.data_collection(index.name, namespace))
 
@@ -355,7 +377,7 @@ class ChromaAdapter:
             if collection is None:
                 return False
             # read and write as one step (see .locking)
-            with self._lock.held(), self._writable(collection) as collection:
+            with self._lock.held(), self._writable(index, collection) as collection:
                 # Chroma computes embeddings for new documents unless given some, so a
                 # document-only patch sends the stored vector back
                 needs_vector = patch.document is not None and patch.vector is None
@@ -438,7 +460,7 @@ class ChromaAdapter:
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
         with chroma_errors("list_namespaces"):
-            self._catalog(index.name)
+            self._specs.check_stored(index)
             return [ns for ns, c in self._data_collections(index.name).items() if c.count()]
 
     def _check_numbers(self, node: Filter | None) -> None:

@@ -147,6 +147,11 @@ def spec_to_json(spec: IndexSpec) -> str:
     }, sort_keys=True)
 
 
+def same_stored(one: IndexSpec, other: IndexSpec) -> bool:
+    """Whether two specs are one index as a catalog stores it (no backend options)."""
+    return one == other or spec_to_json(one) == spec_to_json(other)
+
+
 def spec_from_json(text: str) -> IndexSpec:
     data = json.loads(text)
     return IndexSpec(

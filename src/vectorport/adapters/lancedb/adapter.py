@@ -59,6 +59,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vectorport.adapterkit import batches, exact_scores, read_only_float32, unique
+from vectorport.adapterkit.handles import Handles
 from vectorport.adapters.lancedb import codec, explain
 from vectorport.adapters.lancedb.capabilities import LANCEDB_CAPABILITIES
 from vectorport.adapters.lancedb.errors import remote_client_config, translated
@@ -70,7 +71,6 @@ from vectorport.adapters.lancedb.filters import (
     pk_in,
     scoped,
 )
-from vectorport.adapters.lancedb.handles import Handles
 from vectorport.adapters.lancedb.options import (
     BACKEND,
     IndexOptions,
@@ -162,7 +162,12 @@ class LanceDBAdapter:
         self._schemas: dict[str, tuple[IndexSpec, pa.Schema]] = {}
         """Each index's Arrow schema, with the spec it was made of (a schema is ≈ 10 µs)."""
         self._mixed: set[str] = set()  # tables seen holding several namespaces
-        # which Index handles still reach the index they were opened on (.handles)
+        # which Index handles still reach the index they were opened on (the kit's
+        # Handles). An index dropped and re-created by another process is noticed when
+        # it differs from what a handle holds: at once on deletes (which read the stored
+        # spec first, so a delete never removes another index's records), and on the
+        # first failing search or upsert or a fetched vector of another dimension;
+        # counts and listings see it once the index is described again
         self._handles = Handles(self._current_spec)
         self._write_lock = threading.Lock()
 

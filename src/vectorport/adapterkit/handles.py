@@ -1,43 +1,36 @@
 """Which index handles are stale: a handle whose index was deleted never reaches the
-index created under its name since (the reference adapter's rule, CONTRACT errors:
-``IndexNotFoundError``).
+index created under its name since (the reference adapter's rule: ``IndexNotFoundError``,
+"open it again").
 
-A LanceDB table handle follows whatever table now has the name, so without this a
-kept ``Index`` went on counting, fetching and deleting in the new index, and failed
-with a ``BackendError`` where the dimensions differ. The adapter tells the handles
-apart by the IndexSpec object each ``Index`` holds (the facade passes the same object
-to every call):
+Many engines' collection or table handles follow whatever collection now has the name,
+so without this a kept ``Index`` goes on reading and writing the index created again
+under its name, with the old dimension and metric. An adapter tells the handles apart by
+the IndexSpec object each ``Index`` holds (the facade passes the same object to every
+call):
 
 - a spec object this adapter has seen deleted is stale, even if an equal index exists
   now (the reference adapter refuses it too);
-- any other spec must equal the spec stored in the table (read once per table, again
-  when the index is described or an engine call fails), and is then remembered, so
+- any other spec must equal the spec stored in the engine (read once per index, again
+  when the adapter says the stored one may have changed), and is then remembered, so
   the usual call is an identity test and no I/O.
 
-An index dropped and re-created by another process is noticed when it differs from
-what the handle holds: at once on deletes (which read the stored spec first, so a
-delete never removes another index's records), and on the first failing search or
-upsert or a fetched vector of another dimension; counts and listings see it once the
-index is described again (docs/backends/lancedb.md).
+An index dropped and re-created by another process is noticed where the adapter asks
+for the stored spec again (:meth:`Handles.check_stored`): each adapter's doc says when.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from vectorport.adapters.lancedb.codec import spec_to_json
+from vectorport.adapterkit.wire import spec_to_json
 from vectorport.core.errors import IndexNotFoundError
 from vectorport.core.types import IndexSpec
 
-_RETIRED_KEPT = 256
-"""How many deleted specs are remembered (each an identity: the objects are kept)."""
-_ACCEPTED_KEPT = 16
-
 
 def same_index(one: IndexSpec, other: IndexSpec) -> bool:
-    """Whether two specs describe the same index as the table stores it: the spec
-    comes back from the table's JSON, where a tuple among backend options reads back
-    as a list (so ``==`` alone refused a handle that had just created the index)."""
+    """Whether two specs describe the same index as an engine stores it: a spec read
+    back from JSON holds lists where the created one held tuples among backend options,
+    so ``==`` alone would refuse a handle that had just created the index."""
     return one == other or spec_to_json(one) == spec_to_json(other)
 
 
@@ -48,18 +41,27 @@ def stale_error(name: str) -> IndexNotFoundError:
     return error
 
 
+_RETIRED_KEPT = 256
+"""How many deleted specs are remembered (each an identity: the objects are kept)."""
+_ACCEPTED_KEPT = 16
+
+
 class Handles:
-    """The stored spec of each table as last read, the spec objects accepted for it,
+    """The stored spec of each index as last read, the spec objects accepted for it,
     and the spec objects of deleted indexes."""
 
-    def __init__(self, read_spec: Callable[[str], IndexSpec]) -> None:
-        self._read_spec = read_spec  # the table's spec now (IndexNotFoundError if none)
+    def __init__(self, read_spec: Callable[[str], IndexSpec],
+                 same: Callable[[IndexSpec, IndexSpec], bool] = same_index) -> None:
+        self._read_spec = read_spec  # the stored spec now (IndexNotFoundError if none)
+        # whether a handle's spec is the stored one: an engine that keeps only part of
+        # a spec (no other backends' options, say) compares that part
+        self._same = same
         self._stored: dict[str, IndexSpec] = {}
         self._accepted: dict[str, list[IndexSpec]] = {}
         self._retired: dict[int, IndexSpec] = {}
 
     def check(self, index: IndexSpec) -> None:
-        """Raise ``IndexNotFoundError`` when ``index`` is not the table's current index."""
+        """Raise ``IndexNotFoundError`` when ``index`` is not the stored index of its name."""
         accepted = self._accepted.get(index.name)
         if accepted is not None and any(spec is index for spec in accepted):
             return
@@ -68,7 +70,7 @@ class Handles:
         stored = self._stored.get(index.name)
         if stored is None:
             stored = self._stored[index.name] = self._read_spec(index.name)
-        if not same_index(stored, index):
+        if not self._same(stored, index):
             raise stale_error(index.name)
         accepted = self._accepted.setdefault(index.name, [])
         if len(accepted) >= _ACCEPTED_KEPT:
@@ -88,10 +90,10 @@ class Handles:
         self.check(index)
 
     def stored(self, name: str, spec: IndexSpec) -> None:
-        """``spec`` was just read from the table; a changed one drops the accepted
+        """``spec`` was just read from the engine; a changed one drops the accepted
         handles."""
         known = self._stored.get(name)
-        if known is not None and not same_index(known, spec):
+        if known is not None and not self._same(known, spec):
             self._accepted.pop(name, None)
         self._stored[name] = spec
 
@@ -108,4 +110,4 @@ class Handles:
             self._retired[id(spec)] = spec
 
 
-__all__ = ["Handles", "stale_error"]
+__all__ = ["Handles", "same_index", "stale_error"]
