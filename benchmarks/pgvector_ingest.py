@@ -42,6 +42,8 @@ import json
 import os
 import statistics
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -52,6 +54,7 @@ from benchmarks.common import (
     Figure,
     Options,
     Report,
+    Vectors,
     alternating,
     dataset,
     document,
@@ -83,20 +86,22 @@ RAW_MERGE = (
 )
 
 
+@dataclass(frozen=True)
 class _Data:
-    def __init__(self, rows: int) -> None:
-        self.vectors = dataset(rows, DIM)[0]
-        self.ids = [record_id(i) for i in range(rows)]
-        self.metadata = [metadata(i) for i in range(rows)]
-        self.texts = [document(i) for i in range(rows)]
+    vectors: Vectors
+    ids: list[str]
+    metadata: list[dict[str, Any]]
+    texts: list[str]
+
+    @classmethod
+    def generated(cls, rows: int) -> _Data:
+        return cls(dataset(rows, DIM)[0], [record_id(i) for i in range(rows)],
+                   [metadata(i) for i in range(rows)], [document(i) for i in range(rows)])
 
     def head(self, rows: int) -> _Data:
         """The first ``rows`` records (views and slices, nothing generated again)."""
-        part = object.__new__(_Data)
-        part.vectors = self.vectors[:rows]
-        part.ids, part.metadata, part.texts = (self.ids[:rows], self.metadata[:rows],
-                                               self.texts[:rows])
-        return part
+        return _Data(self.vectors[:rows], self.ids[:rows], self.metadata[:rows],
+                     self.texts[:rows])
 
 
 def _fresh(store: vectorport.Store, name: str) -> vectorport.Index:
@@ -301,7 +306,7 @@ def run(report: Report, options: Options) -> None:
     rows = options.rows
     url = f"{SERVERS.postgres()}&schema={SCHEMA}"
     uri = libpq_uri(url)
-    data = _Data(rows)
+    data = _Data.generated(rows)
     store = vectorport.connect(for_loads(url))
     try:
         print(f"  loading {rows:,} rows: vectorport upsert, raw COPY, upsert_bulk and one "
