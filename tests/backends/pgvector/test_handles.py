@@ -5,6 +5,7 @@ the database (told by the table's OID, see adapters/pgvector/tables.py)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 
@@ -15,6 +16,7 @@ pytest.importorskip("psycopg")
 from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
 
 import vectorport
+from vectorport.core.async_store import connect_async
 
 
 @pytest.fixture
@@ -43,6 +45,9 @@ _FIRST: dict[str, Callable[[vectorport.Index], object]] = {
     "delete": lambda old: old.delete(["b"], namespace="n"),
     "delete_namespace": lambda old: old.delete_namespace("n"),
     "patch": lambda old: old.patch("b", metadata={"x": 1}, namespace="n"),
+    "list_namespaces": lambda old: old.list_namespaces(),
+    "list_ids": lambda old: old.list_ids("n"),
+    "scan": lambda old: list(old.iter_records("n")),
 }
 
 
@@ -50,7 +55,7 @@ _FIRST: dict[str, Callable[[vectorport.Index], object]] = {
 def test_each_call_notices_a_re_creation_by_another_connection(call: str, url: str) -> None:
     """Whichever call comes first after another connection replaced the index (not
     only the first of the shared sequence), it refuses, and the new index is untouched
-    (the listings notice only once another call has: see docs/backends/pgvector.md)."""
+    (reads notice when they return a row: the new index holds one here)."""
     with vectorport.connect(url) as store, vectorport.connect(url) as other:
         old = store.create_index("first_idx", 2, "dotproduct")
         old.upsert([("a", [1.0, 0.0])], namespace="n")
@@ -76,3 +81,29 @@ def test_a_handle_opened_again_reaches_the_new_index(url: str) -> None:
         assert fresh.count() == 1
         fresh.upsert([("c", [1.0, 1.0])])
         assert sorted(other.index("again_idx").fetch(["b", "c"])) == ["b", "c"]
+
+
+@pytest.mark.parametrize("call", ["upsert", "query", "fetch"])
+def test_the_native_async_calls_notice_too(call: str, url: str) -> None:
+    """The async upsert, query and fetch run their own statements (psycopg's async
+    connections): they refuse the same way, and the async upsert writes nothing."""
+
+    async def run() -> None:
+        async with await connect_async(url) as astore:
+            old = await astore.create_index("gen_idx", 2, "dotproduct")
+            await old.upsert([("a", [1.0, 0.0])], namespace="n")
+            with vectorport.connect(url) as other:
+                other.delete_index("gen_idx")
+                other.create_index("gen_idx", 2, "euclidean").upsert([("b", [0.0, 1.0])],
+                                                                     namespace="n")
+            with pytest.raises(vectorport.IndexNotFoundError):
+                if call == "upsert":
+                    await old.upsert([("c", [1.0, 1.0])], namespace="n")
+                elif call == "query":
+                    await old.query([1.0, 0.0], namespace="n")
+                else:
+                    await old.fetch(["b"], "n")
+
+    asyncio.run(run())
+    with vectorport.connect(url) as other:
+        assert sorted(other.index("gen_idx").fetch(["b", "c"], "n")) == ["b"]

@@ -508,7 +508,9 @@ class PgvectorAdapter:
         stmt = statements.list_namespaces(self._names, index_layout(index))
         self._specs.check(index)
         with self._specs.replaced_on_failure(index):
-            return [row[0] for row in self._fetchall("list_namespaces", index.name, stmt)]
+            rows = self._fetchall("list_namespaces", index.name, stmt)
+        self._answered_by(index, rows)
+        return [row[0] for row in rows]
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
         self.delete(index, namespace, None, None)
@@ -546,6 +548,7 @@ class PgvectorAdapter:
             with conn.cursor(binary=True) as cur:
                 raw_vectors(cur, layout.vector_type)
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
+        self._answered_by(index, rows)
         records = tuple(records_of_page(rows[:page_size], layout.vector_type))
         more = len(rows) > page_size
         return RecordPage(records, records[-1].id if more else None)
@@ -572,7 +575,9 @@ class PgvectorAdapter:
         with self._specs.replaced_on_failure(index), \
                 self._connect("list_ids", index.name) as conn, conn.transaction():
             _walk_the_key(conn)
-            ids = [row[0] for row in conn.execute(stmt.sql, stmt.params).fetchall()]
+            rows = conn.execute(stmt.sql, stmt.params).fetchall()
+        self._answered_by(index, rows)
+        ids = [row[0] for row in rows]
         page = tuple(ids[:limit])
         return IdPage(page, page[-1] if len(ids) > limit else None)
 
@@ -641,16 +646,17 @@ class PgvectorAdapter:
         prepared = prepare_query(self._names, index, request)
         settings, stmt = prepared.settings, prepared.statement
         self._specs.check(index)
-        async with self._aconnect("query", index.name) as conn:
-            cur = conn.cursor(binary=True)
-            if settings:
-                async with conn.transaction():
-                    await conn.execute(*schema.set_locals(settings))
+        with self._specs.replaced_on_failure(index):
+            async with self._aconnect("query", index.name) as conn:
+                cur = conn.cursor(binary=True)
+                if settings:
+                    async with conn.transaction():
+                        await conn.execute(*schema.set_locals(settings))
+                        await cur.execute(stmt.sql, stmt.params)
+                        rows = await cur.fetchall()
+                else:
                     await cur.execute(stmt.sql, stmt.params)
                     rows = await cur.fetchall()
-            else:
-                await cur.execute(stmt.sql, stmt.params)
-                rows = await cur.fetchall()
         self._answered_by(index, rows)
         return matches_of(rows, request.include)
 
@@ -658,10 +664,11 @@ class PgvectorAdapter:
         layout = index_layout(index)
         stmt = statements.fetch(self._names, layout, namespace, ids)
         self._specs.check(index)
-        async with self._aconnect("fetch", index.name) as conn:
-            cur = conn.cursor(binary=True)
-            await cur.execute(stmt.sql, stmt.params)
-            rows = await cur.fetchall()
+        with self._specs.replaced_on_failure(index):
+            async with self._aconnect("fetch", index.name) as conn:
+                cur = conn.cursor(binary=True)
+                await cur.execute(stmt.sql, stmt.params)
+                rows = await cur.fetchall()
         self._answered_by(index, rows)
         return records_of(rows)
 

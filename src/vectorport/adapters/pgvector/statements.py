@@ -255,8 +255,11 @@ def namespace_counts(names: Names, index_name: str) -> Statement:
 
 
 def list_namespaces(names: Names, layout: IndexLayout) -> Statement:
+    """The namespaces, each with the OID of the table listed (:mod:`.tables`)."""
     return Statement(
-        sql.SQL("SELECT DISTINCT namespace FROM {}").format(names.table(layout.name))
+        sql.SQL("SELECT DISTINCT namespace, {} FROM {}").format(
+            TABLE_OID, names.table(layout.name)),
+        oid_params(names, layout.name),
     )
 
 
@@ -265,7 +268,7 @@ def list_ids(
     node: Filter | None, limit: int, cursor: str | None,
 ) -> Statement:
     """One page plus one row (to know whether another page follows), ids ascending
-    by code point (the column's collation is "C")."""
+    by code point (the column's collation is "C"), each with the OID of the table."""
     extra: list[Statement] = []
     if prefix:
         extra.append(Statement(sql.SQL("starts_with(id, %s)"), (prefix,)))
@@ -273,10 +276,10 @@ def list_ids(
         extra.append(Statement(sql.SQL("id > %s"), (cursor,)))
     where = _where(namespace, node, *extra)
     return Statement(
-        sql.SQL("SELECT id FROM {} WHERE {} ORDER BY id LIMIT %s").format(
-            names.table(layout.name), where.sql
+        sql.SQL("SELECT id, {} FROM {} WHERE {} ORDER BY id LIMIT %s").format(
+            TABLE_OID, names.table(layout.name), where.sql
         ),
-        (*where.params, limit + 1),
+        (*oid_params(names, layout.name), *where.params, limit + 1),
     )
 
 
@@ -285,15 +288,16 @@ def scan(
     cursor: str | None,
 ) -> Statement:
     """One page of whole records plus one row, ids ascending after ``cursor``: keyset
-    paging on the primary key, with the filter evaluated by the server."""
+    paging on the primary key, with the filter evaluated by the server; the OID of the
+    table last in each row (:mod:`.tables`)."""
     extra = [Statement(sql.SQL("id > %s"), (cursor,))] if cursor is not None else []
     where = _where(namespace, node, *extra)
     return Statement(
         sql.SQL(
-            "SELECT id, embedding, sparse, metadata, document FROM {} WHERE {}"
+            "SELECT id, embedding, sparse, metadata, document, {} FROM {} WHERE {}"
             " ORDER BY id LIMIT %s"
-        ).format(names.table(layout.name), where.sql),
-        (*where.params, limit + 1),
+        ).format(TABLE_OID, names.table(layout.name), where.sql),
+        (*oid_params(names, layout.name), *where.params, limit + 1),
     )
 
 
