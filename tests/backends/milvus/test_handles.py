@@ -5,6 +5,8 @@ process (which replaces pymilvus' cached schema, see adapters/milvus/generations
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -15,7 +17,7 @@ pytest.importorskip("milvus_lite")
 from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
 
 import vectorport
-from vectorport.testing.milvus import milvus_url
+from vectorport.testing.milvus import lite_major_version, milvus_url
 
 
 @pytest.fixture
@@ -72,3 +74,34 @@ def test_a_handle_opened_again_reaches_the_new_index(url: str) -> None:
         assert fresh.count() == 1
         fresh.upsert([("c", [1.0, 1.0])])
         assert sorted(other.index("again_idx").fetch(["b", "c"])) == ["b", "c"]
+
+
+_RECREATE = """
+import sys, vectorport
+with vectorport.connect(sys.argv[1]) as store:
+    store.delete_index("proc_idx")
+    store.create_index("proc_idx", 3, "euclidean").upsert([("b", [0.0, 0.0, 1.0])],
+                                                          namespace="n")
+"""
+
+
+def test_another_process_re_creating_with_another_dimension_is_noticed() -> None:
+    """Another process shares no pymilvus cache: the first call the engine fails (an
+    upsert of the old dimension) reads the spec again and is refused, writing nothing."""
+    if lite_major_version() < 3:
+        pytest.skip("milvus-lite 2 has no server subcommand")
+    with milvus_url(mode="server") as server:
+        if not server.startswith("milvus://127.0.0.1:"):
+            pytest.skip("VECTORPORT_TEST_MILVUS_URL is set")
+        with vectorport.connect(server) as store:
+            old = store.create_index("proc_idx", 2, "dotproduct")
+            old.upsert([("a", [1.0, 0.0])], namespace="n")
+            subprocess.run([sys.executable, "-c", _RECREATE, server], check=True,
+                           timeout=120)
+            with pytest.raises(vectorport.IndexNotFoundError):
+                old.upsert([("c", [1.0, 1.0])], namespace="n")
+            with pytest.raises(vectorport.IndexNotFoundError):
+                old.count("n")
+            fresh = store.index("proc_idx")
+            assert [r.id for r in fresh.iter_records("n")] == ["b"]
+            store.delete_index("proc_idx")
