@@ -20,10 +20,11 @@ for the stored spec again (:meth:`Handles.check_stored`): each adapter's doc say
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from vectorport.adapterkit.wire import spec_to_json
-from vectorport.core.errors import IndexNotFoundError
+from vectorport.core.errors import BackendError, IndexNotFoundError, TransientBackendError
 from vectorport.core.types import IndexSpec
 
 
@@ -88,6 +89,20 @@ class Handles:
             raise
         self.stored(index.name, spec)
         self.check(index)
+
+    @contextmanager
+    def replaced_on_failure(self, index: IndexSpec) -> Iterator[None]:
+        """Let an engine failure through, unless it came from ``index`` having been
+        replaced elsewhere (another dimension fails writes and searches): then
+        :meth:`check_stored` raises ``IndexNotFoundError`` instead. Transient failures
+        pass as they are (the read would likely fail the same way)."""
+        try:
+            yield
+        except TransientBackendError:
+            raise
+        except BackendError:
+            self.check_stored(index)
+            raise
 
     def stored(self, name: str, spec: IndexSpec) -> None:
         """``spec`` was just read from the engine; a changed one drops the accepted

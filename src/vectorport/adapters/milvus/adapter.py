@@ -60,6 +60,7 @@ from vectorport.adapterkit import (
     request_timeout,
     unique,
 )
+from vectorport.adapterkit.handles import Handles
 from vectorport.adapters.milvus import bulk, explain, layout
 from vectorport.adapters.milvus.capabilities import MILVUS_MAX_TOP_K
 from vectorport.adapters.milvus.collection import (
@@ -80,6 +81,7 @@ from vectorport.adapters.milvus.engine_line import CATALOG, Engine, detect_engin
 from vectorport.adapters.milvus.errors import is_not_found, is_not_loaded, translated
 from vectorport.adapters.milvus.escaping import quote_string
 from vectorport.adapters.milvus.filters import namespace_expression, pk_in, scoped
+from vectorport.adapters.milvus.generations import SchemaTokens
 from vectorport.adapters.milvus.options import QUERY_OPTIONS, URL_OPTIONS, creation_options
 from vectorport.adapters.milvus.ranking import Row, Scorer, exact_top_k
 from vectorport.adapters.milvus.rows import aux_of, record_row, sparse_of
@@ -147,6 +149,17 @@ class MilvusAdapter:
                          if self._embedded and self._engine.spec_in_properties
                          and self._engine.nullable_documents else None)
         """Column-wise upserts (:mod:`.columns`): milvus-lite 3 files only."""
+        # which Index handles still reach the index they were opened on (the kit's
+        # Handles): a collection handle here is only a name, so without this an Index
+        # kept across a delete read and wrote the collection created again under its
+        # name. Each data call is an identity test of the spec, plus one of pymilvus'
+        # cached schema object (:mod:`.generations`), which any client of this process
+        # dropping the collection replaces; deletes read the stored spec first, and an
+        # engine failure reads it again (see docs/backends/milvus.md)
+        self._specs = Handles(self._stored_spec)
+        self._tokens = SchemaTokens(self._client, self._t)
+        self._seen: dict[str, object | None] = {}
+        """Per collection: the schema token seen when its spec was last read."""
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> MilvusAdapter:
@@ -243,9 +256,13 @@ class MilvusAdapter:
             return fn(collection, *args, **{**self._t(), **kwargs})
 
     def _stored_spec(self, name: str) -> IndexSpec:
+        """The spec stored with collection ``name`` now (also recorded as the one the
+        kept handles must equal, with the schema token of the collection it was read
+        from: the token first, so that a drop in between changes it)."""
         with translated("describe_collection", name):
             if name == CATALOG or not self._client.has_collection(name, **self._t()):
                 raise IndexNotFoundError(name)  # (pymilvus logs a failed describe)
+            token = self._tokens.current(name)
             if self._engine.spec_in_properties:
                 description = self._client.describe_collection(name, **self._t())
                 properties = description.get("properties") or {}
@@ -256,7 +273,19 @@ class MilvusAdapter:
         if not text:
             raise IndexNotFoundError(name)  # a collection vectorport did not create
         self._layouts[name] = marker == layout.BOUNDS_IN_META
-        return spec_from_json(text)
+        spec = spec_from_json(text)
+        self._specs.stored(name, spec)
+        self._seen[name] = token
+        return spec
+
+    def _check(self, index: IndexSpec) -> None:
+        """``IndexNotFoundError`` if ``index`` is not the index stored under its name:
+        an identity test of the spec and of pymilvus' cached schema (:mod:`.generations`);
+        the stored spec is read again only when the latter changed."""
+        self._specs.check(index)
+        token = self._tokens.current(index.name)
+        if token is not None and token is not self._seen.get(index.name):
+            self._specs.check_stored(index)
 
     # -- the catalog (engines that keep no collection properties) -------------------
 
@@ -325,6 +354,8 @@ class MilvusAdapter:
         self._layouts[spec.name] = in_meta
         if self._columns is not None:
             self._columns.forget(spec.name)
+        self._seen[spec.name] = self._tokens.current(spec.name)  # pymilvus' first upsert reads it too
+        self._specs.created(spec)
 
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._stored_spec(name)
@@ -366,6 +397,8 @@ class MilvusAdapter:
                     if self._client.has_collection(name, **self._t()):
                         raise
                 raise IndexNotFoundError(name) from None
+            self._specs.deleted(name)
+            self._seen.pop(name, None)
             if not self._engine.spec_in_properties:
                 # after the drop: a crash in between leaves a row without a collection,
                 # which is no index (see _stored_spec) and is overwritten on re-creation
@@ -405,15 +438,19 @@ class MilvusAdapter:
         self._call("upsert", index.name, self._client.upsert, rows)
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
-        self._write(index, namespace, records, self._bounds_in_meta(index))
+        self._check(index)
+        with self._specs.replaced_on_failure(index):
+            self._write(index, namespace, records, self._bounds_in_meta(index))
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
         """Large upserts, several in flight (see :mod:`.bulk`)."""
+        self._check(index)
         in_meta = self._bounds_in_meta(index)
-        bulk.load(records, workers,
-                  send=lambda chunk: self._write(index, namespace, chunk, in_meta),
-                  embedded=self._embedded)
+        with self._specs.replaced_on_failure(index):
+            bulk.load(records, workers,
+                      send=lambda chunk: self._write(index, namespace, chunk, in_meta),
+                      embedded=self._embedded)
 
     def _output_fields(self, index: IndexSpec, request: QueryRequest) -> list[str]:
         include = request.include
@@ -440,10 +477,13 @@ class MilvusAdapter:
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         QUERY_OPTIONS.query(request)
+        self._check(index)
         expression = self._scoped(index, request.namespace, request.filter)
         source = Candidates(self, index, request, expression, self._output_fields(index, request))
         scorer = Scorer.for_query(index.metric, request.vector, request.sparse)
-        best = exact_top_k(scorer, source, request.top_k, request.min_score, MILVUS_MAX_TOP_K)
+        with self._specs.replaced_on_failure(index):
+            best = exact_top_k(scorer, source, request.top_k, request.min_score,
+                               MILVUS_MAX_TOP_K)
         include = request.include
         matches = []
         for row, score in best:
@@ -464,6 +504,11 @@ class MilvusAdapter:
                                      MILVUS_MAX_TOP_K)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        self._check(index)
+        with self._specs.replaced_on_failure(index):
+            return self._fetch(index, namespace, ids)
+
+    def _fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         fields = [layout.PK, layout.VECTOR, layout.META, layout.DOCUMENT]
         if has_aux(index, self._bounds_in_meta(index)):
             fields.append(layout.AUX)
@@ -495,6 +540,7 @@ class MilvusAdapter:
     def delete(
         self, index: IndexSpec, namespace: str, ids: Sequence[str] | None, filter: Filter | None
     ) -> None:
+        self._specs.check_stored(index)  # never delete from an index replaced elsewhere
         if ids is None:
             expression = self._scoped(index, namespace, filter)
             self._call("delete", index.name, self._client.delete, filter=expression)
@@ -503,9 +549,11 @@ class MilvusAdapter:
             self._call("delete", index.name, self._client.delete, filter=pk_in(chunk))
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
-        rows = self._call("count", index.name, self._client.query,
-                          filter=self._scoped(index, namespace, filter), output_fields=["count(*)"],
-                          consistency_level="Strong")
+        self._check(index)
+        with self._specs.replaced_on_failure(index):
+            rows = self._call("count", index.name, self._client.query,
+                              filter=self._scoped(index, namespace, filter),
+                              output_fields=["count(*)"], consistency_level="Strong")
         return int(rows[0]["count(*)"]) if rows else 0
 
     def _ordered(self, index: IndexSpec, expression: str, fields: list[str], limit: int,
@@ -519,6 +567,7 @@ class MilvusAdapter:
     def list_namespaces(self, index: IndexSpec) -> list[str]:
         # Primary keys are "namespace/id", so each namespace is one run of keys; the
         # next one starts at or after namespace + "0" ("/" + 1).
+        self._check(index)
         found: list[str] = []
         expression = f"{layout.PK} >= {quote_string('')}"
         while True:
@@ -530,6 +579,7 @@ class MilvusAdapter:
             expression = f"{layout.PK} >= {quote_string(namespace + '0')}"
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self._specs.check_stored(index)
         self._call("delete", index.name, self._client.delete,
                    filter=namespace_expression(namespace))
 
@@ -545,6 +595,7 @@ class MilvusAdapter:
         limit: int,
         cursor: str | None,
     ) -> IdPage:
+        self._check(index)
         bounds: list[str] = []
         if cursor is not None:
             bounds.append(f"{layout.PK} > {quote_string(self._pk(namespace, cursor))}")

@@ -34,7 +34,7 @@ async connections from a small pool per event loop (see ``loop_pool``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, ClassVar
 
@@ -45,7 +45,8 @@ from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from vectorport.adapters.pgvector import array_params, bulk, explain, schema, statements
+from vectorport.adapterkit.handles import Handles
+from vectorport.adapters.pgvector import array_params, bulk, explain, schema, statements, tables
 from vectorport.adapters.pgvector.capabilities import HALFVEC_LIMITS, PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
     matches_of,
@@ -78,6 +79,7 @@ from vectorport.adapters.pgvector.options import (
 )
 from vectorport.adapters.pgvector.schema import SET_LOCAL, Names
 from vectorport.adapters.pgvector.statements import Statement
+from vectorport.adapters.pgvector.tables import TableReplacedError
 from vectorport.adapters.pgvector.watchdog import within_deadline
 from vectorport.core import validation
 from vectorport.core.capabilities import Capabilities, Limits
@@ -136,6 +138,16 @@ class PgvectorAdapter:
         )
         self._connections = Connections(pool, settings.pool_timeout)
         self._async_pools: dict[int, LoopPool] = {}
+        # which Index handles still reach the index they were opened on (the kit's
+        # Handles): statements name the table, so without this an Index kept across a
+        # delete read and wrote the table created again under its name. Each call is
+        # an identity test of the spec; the table's OID, which the hot statements
+        # return at no extra round trip, tells a table re-created by another
+        # connection (:mod:`.tables`); writes that delete or patch read the catalog
+        # row first, in their own transaction (see docs/backends/pgvector.md)
+        self._specs = Handles(self._read_spec)
+        self._oids: dict[str, int | None] = {}
+        """Per index: the OID of its table, read with the spec the handles must equal."""
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> PgvectorAdapter:
@@ -203,24 +215,57 @@ class PgvectorAdapter:
         with self._connect(operation, index) as conn:
             return conn.execute(stmt.sql, stmt.params).fetchall()
 
-    def _write(self, operation: str, index: str, stmt: Statement) -> list[Any]:
+    def _write(self, operation: str, index: IndexSpec, stmt: Statement) -> list[Any]:
         """A write statement inside BEGIN … COMMIT sent one at a time, never as one
         autocommit statement: see :meth:`upsert` (a write to a server that stalls must
-        not land after its call has failed)."""
-        with self._connect(operation, index) as conn, conn.transaction():
+        not land after its call has failed); the index's catalog row is read first
+        (:meth:`_guarded`), in the same transaction."""
+        with self._connect(operation, index.name) as conn, conn.transaction():
+            self._guarded(conn, index)
             cursor = conn.execute(stmt.sql, stmt.params)
             return cursor.fetchall() if cursor.description is not None else []
 
-    def _catalog_row(self, conn: Connection[Any], name: str) -> tuple[IndexSpec, bool]:
+    def _catalog_row(self, conn: Connection[Any], name: str,
+                     lock: bool = False) -> tuple[IndexSpec, bool]:
+        """The stored spec and ANN flag of ``name``, recorded with its table's OID as
+        what the kept handles must equal (``lock``: see :func:`.tables.catalog_row`)."""
         row = conn.execute(
-            psycopg.sql.SQL("SELECT spec, ann_built FROM {} WHERE name = %s").format(
-                self._names.catalog
-            ),
-            (name,),
+            tables.catalog_row(self._names, lock=lock),
+            (*tables.oid_params(self._names, name), name),
         ).fetchone()
         if row is None:
             raise IndexNotFoundError(name)
-        return schema.spec_from_json(name, row[0]), bool(row[1])
+        spec = schema.spec_from_json(name, row[0])
+        self._specs.stored(name, spec)
+        self._oids[name] = row[2]
+        return spec, bool(row[1])
+
+    def _read_spec(self, name: str) -> IndexSpec:
+        with self._connect("describe_index", name) as conn:
+            return self._catalog_row(conn, name)[0]
+
+    def _same_table(self, index: IndexSpec, oid: object) -> None:
+        """Raise :class:`.tables.TableReplacedError` if a statement of ``index`` ran on
+        another table than the one its spec was read with."""
+        if oid != self._oids.get(index.name):
+            raise TableReplacedError(index.name)
+
+    def _answered_by(self, index: IndexSpec, rows: Sequence[Any]) -> None:
+        """``IndexNotFoundError`` if ``rows`` (a ``tableoid`` last in each) came from a
+        table re-created under the name of ``index`` with another spec."""
+        if rows and rows[0][-1] != self._oids.get(index.name):
+            self._specs.check_stored(index)
+
+    def _guarded(self, conn: Connection[Any], index: IndexSpec) -> None:
+        """In a write's transaction, before it: the catalog row of ``index``, locked
+        until the write commits, must hold its spec (so that no delete or patch
+        reaches an index replaced by another connection)."""
+        try:
+            self._catalog_row(conn, index.name, lock=True)
+        except IndexNotFoundError:
+            self._specs.check_stored(index)  # forgets the stored spec
+            raise
+        self._specs.check(index)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -245,6 +290,10 @@ class PgvectorAdapter:
             conn.execute(schema.create_meta_index(names, layout))
             if not layout.defer_index:
                 self._build_ann(conn, layout, rows=None)
+            oid = conn.execute(psycopg.sql.SQL("SELECT {}").format(tables.TABLE_OID),
+                               tables.oid_params(names, spec.name)).fetchone()
+        self._oids[spec.name] = oid[0] if oid is not None else None
+        self._specs.created(spec)
 
     def _build_ann(self, conn: Connection[Any], layout: IndexLayout, rows: int | None) -> None:
         """(Re)build the ANN index inside the caller's transaction."""
@@ -324,6 +373,8 @@ class PgvectorAdapter:
             if gone is None:
                 raise IndexNotFoundError(name)
             conn.execute(schema.drop_table(self._names, name))
+        self._specs.deleted(name)
+        self._oids.pop(name, None)
 
     # -- data -------------------------------------------------------------------------
 
@@ -342,18 +393,36 @@ class PgvectorAdapter:
         layout = index_layout(index)
         if not records:
             return
+        self._specs.check(index)
         merge = statements.merge_arrays(self._names, layout)
+        with self._specs.replaced_on_failure(index):
+            self._until_same_table(index, lambda: self._merge(index, merge, namespace, records))
+
+    def _merge(self, index: IndexSpec, merge: Any, namespace: str,
+               records: Sequence[Record]) -> None:
+        layout = index_layout(index)
         with self._connect("upsert", index.name) as conn:
             arrays = array_params.encode(records, layout.vector_type,
                                          *type_oids(conn, layout.vector_type))
-            with conn.transaction():
-                conn.reader().execute(merge, (namespace, *arrays))
+            with conn.transaction():  # rolled back if the table is another (.tables)
+                row = conn.reader().execute(merge, (namespace, *arrays)).fetchone()
+                self._same_table(index, row[0] if row is not None else None)
+
+    def _until_same_table(self, index: IndexSpec, write: Callable[[], None]) -> None:
+        """``write``, again once if it met another table than the handle's (rolled
+        back) and the index there now has the handle's spec; else the handle is stale."""
+        try:
+            write()
+        except TableReplacedError:
+            self._specs.check_stored(index)  # raises unless it has the same spec
+            write()
 
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
         """Parallel binary COPY, indexes built once at the end when the table starts
         empty (see :mod:`.bulk`)."""
         layout = index_layout(index)
+        self._specs.check(index)
         names = self._names
         workers = max(1, min(workers, self._settings.pool_max_size))
         with self._connect("upsert", index.name) as conn:
@@ -396,7 +465,8 @@ class PgvectorAdapter:
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)  # explain builds the same
         settings, stmt = prepared.settings, prepared.statement
-        with self._connect("query", index.name) as conn:
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index), self._connect("query", index.name) as conn:
             cur = conn.reader()
             if settings:
                 with conn.transaction():
@@ -404,6 +474,7 @@ class PgvectorAdapter:
                     rows = cur.execute(stmt.sql, stmt.params).fetchall()
             else:
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
+        self._answered_by(index, rows)
         return matches_of(rows, request.include)
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
@@ -412,8 +483,10 @@ class PgvectorAdapter:
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         layout = index_layout(index)
         stmt = statements.fetch(self._names, layout, namespace, ids)
-        with self._connect("fetch", index.name) as conn:
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index), self._connect("fetch", index.name) as conn:
             rows = conn.reader().execute(stmt.sql, stmt.params).fetchall()
+        self._answered_by(index, rows)
         return records_of(rows)
 
     def delete(
@@ -421,15 +494,23 @@ class PgvectorAdapter:
     ) -> None:
         layout = index_layout(index)
         stmt = statements.delete(self._names, layout, namespace, ids, filter)
-        self._write("delete", index.name, stmt)
+        self._write("delete", index, stmt)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         stmt = statements.count(self._names, index_layout(index), namespace, filter)
-        return int(self._fetchall("count", index.name, stmt)[0][0])
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index):
+            rows = self._fetchall("count", index.name, stmt)
+        self._answered_by(index, rows)
+        return int(rows[0][0])
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
         stmt = statements.list_namespaces(self._names, index_layout(index))
-        return [row[0] for row in self._fetchall("list_namespaces", index.name, stmt)]
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index):
+            rows = self._fetchall("list_namespaces", index.name, stmt)
+        self._answered_by(index, rows)
+        return [row[0] for row in rows]
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
         self.delete(index, namespace, None, None)
@@ -439,7 +520,7 @@ class PgvectorAdapter:
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
         layout = index_layout(index)  # its limits (NUL, sparse, halfvec) checked by the facade
         stmt = statements.patch(self._names, layout, namespace, patch)
-        return bool(self._write("patch", index.name, stmt))
+        return bool(self._write("patch", index, stmt))
 
     def scan(
         self,
@@ -458,13 +539,16 @@ class PgvectorAdapter:
         layout = index_layout(index)
         stmt = statements.scan(self._names, layout, namespace, node=filter,
                                limit=page_size, cursor=cursor)
-        with self._connect("scan", index.name) as conn, conn.transaction():
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index), self._connect("scan", index.name) as conn, \
+                conn.transaction():
             _walk_the_key(conn)
             # a cursor of its own: the reused one would hold a whole page until the next
             # call, and this one reads vectors as bytes, converted a page at a time
             with conn.cursor(binary=True) as cur:
                 raw_vectors(cur, layout.vector_type)
                 rows = cur.execute(stmt.sql, stmt.params).fetchall()
+        self._answered_by(index, rows)
         records = tuple(records_of_page(rows[:page_size], layout.vector_type))
         more = len(rows) > page_size
         return RecordPage(records, records[-1].id if more else None)
@@ -487,9 +571,13 @@ class PgvectorAdapter:
             self._names, index_layout(index), namespace, prefix=prefix, node=filter,
             limit=limit, cursor=cursor,
         )
-        with self._connect("list_ids", index.name) as conn, conn.transaction():
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index), \
+                self._connect("list_ids", index.name) as conn, conn.transaction():
             _walk_the_key(conn)
-            ids = [row[0] for row in conn.execute(stmt.sql, stmt.params).fetchall()]
+            rows = conn.execute(stmt.sql, stmt.params).fetchall()
+        self._answered_by(index, rows)
+        ids = [row[0] for row in rows]
         page = tuple(ids[:limit])
         return IdPage(page, page[-1] if len(ids) > limit else None)
 
@@ -534,35 +622,54 @@ class PgvectorAdapter:
         layout = index_layout(index)
         if not records:
             return
+        self._specs.check(index)
         merge = statements.merge_arrays(self._names, layout)
+        with self._specs.replaced_on_failure(index):
+            try:
+                await self._amerge(index, merge, namespace, records)
+            except TableReplacedError:  # as _until_same_table
+                self._specs.check_stored(index)
+                await self._amerge(index, merge, namespace, records)
+
+    async def _amerge(self, index: IndexSpec, merge: Any, namespace: str,
+                      records: Sequence[Record]) -> None:
+        layout = index_layout(index)
         async with self._aconnect("upsert", index.name) as conn:
             arrays = array_params.encode(records, layout.vector_type,
                                          *type_oids(conn, layout.vector_type))
             async with conn.transaction():  # as upsert: never one autocommit statement
-                await conn.cursor(binary=True).execute(merge, (namespace, *arrays))
+                cur = await conn.cursor(binary=True).execute(merge, (namespace, *arrays))
+                row = await cur.fetchone()
+                self._same_table(index, row[0] if row is not None else None)
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)
         settings, stmt = prepared.settings, prepared.statement
-        async with self._aconnect("query", index.name) as conn:
-            cur = conn.cursor(binary=True)
-            if settings:
-                async with conn.transaction():
-                    await conn.execute(*schema.set_locals(settings))
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index):
+            async with self._aconnect("query", index.name) as conn:
+                cur = conn.cursor(binary=True)
+                if settings:
+                    async with conn.transaction():
+                        await conn.execute(*schema.set_locals(settings))
+                        await cur.execute(stmt.sql, stmt.params)
+                        rows = await cur.fetchall()
+                else:
                     await cur.execute(stmt.sql, stmt.params)
                     rows = await cur.fetchall()
-            else:
-                await cur.execute(stmt.sql, stmt.params)
-                rows = await cur.fetchall()
+        self._answered_by(index, rows)
         return matches_of(rows, request.include)
 
     async def afetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         layout = index_layout(index)
         stmt = statements.fetch(self._names, layout, namespace, ids)
-        async with self._aconnect("fetch", index.name) as conn:
-            cur = conn.cursor(binary=True)
-            await cur.execute(stmt.sql, stmt.params)
-            rows = await cur.fetchall()
+        self._specs.check(index)
+        with self._specs.replaced_on_failure(index):
+            async with self._aconnect("fetch", index.name) as conn:
+                cur = conn.cursor(binary=True)
+                await cur.execute(stmt.sql, stmt.params)
+                rows = await cur.fetchall()
+        self._answered_by(index, rows)
         return records_of(rows)
 
     async def aclose(self) -> None:

@@ -32,6 +32,7 @@ from vectorport.adapters.pgvector.filters import CompiledFilter, compile_filter
 from vectorport.adapters.pgvector.jsonb import encode_metadata
 from vectorport.adapters.pgvector.options import IndexLayout
 from vectorport.adapters.pgvector.schema import DISTANCE_OPERATOR, STAGE_TABLES, Names
+from vectorport.adapters.pgvector.tables import TABLE_OID, oid_params
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import Include, QueryRequest, RecordPatch
 
@@ -152,8 +153,10 @@ def _query_sql(names: Names, layout: IndexLayout, dense: bool, sparse: bool,
         payload.append(sql.SQL("document"))
     if include.vectors:
         payload.extend([sql.SQL("embedding"), sql.SQL("sparse")])
+    payload.append(sql.SQL("tableoid AS vp_table"))  # last: which table answered (.tables)
     outer = [sql.SQL("id"), sql.SQL("{}::float8 AS score").format(score)]
-    outer.extend(payload[2:])
+    outer.extend(payload[2:-1])
+    outer.append(sql.SQL("vp_table"))
     text = sql.SQL(
         "SELECT {outer} FROM (SELECT {payload} FROM {table} WHERE {where}"
         " ORDER BY vp_rank, id LIMIT %s) AS hits"
@@ -175,7 +178,7 @@ def fetch(names: Names, layout: IndexLayout, namespace: str, ids: Sequence[str])
 @lru_cache(maxsize=256)
 def _fetch_sql(schema: str, name: str) -> sql.SQL:
     composed = sql.SQL(
-        "SELECT id, embedding, sparse, metadata, document FROM {}"
+        "SELECT id, embedding, sparse, metadata, document, tableoid FROM {}"
         " WHERE namespace = %s AND id = ANY(%s)"
     ).format(Names(schema).table(name))
     return sql.SQL(composed.as_string())  # rendered once per index, as the query's text
@@ -216,7 +219,7 @@ def _merge_arrays(schema: str, name: str, vector_type: str) -> sql.SQL:
         " AS batch (id, embedding, sparse, metadata, document)"
         " ON CONFLICT (namespace, id) DO UPDATE SET embedding = EXCLUDED.embedding,"
         " sparse = EXCLUDED.sparse, metadata = EXCLUDED.metadata,"
-        " document = EXCLUDED.document"
+        " document = EXCLUDED.document RETURNING tableoid"  # which table (.tables)
     ).format(Names(schema).table(name), sql.SQL(vector_type))
     return sql.SQL(composed.as_string())  # rendered once: composing was ~20 µs a call
 
@@ -234,10 +237,12 @@ def delete(
 
 
 def count(names: Names, layout: IndexLayout, namespace: str, node: Filter | None) -> Statement:
+    """The count, and the OID of the table counted (:mod:`.tables`)."""
     where = _where(namespace, node)
     return Statement(
-        sql.SQL("SELECT count(*) FROM {} WHERE {}").format(names.table(layout.name), where.sql),
-        where.params,
+        sql.SQL("SELECT count(*), {} FROM {} WHERE {}").format(
+            TABLE_OID, names.table(layout.name), where.sql),
+        (*oid_params(names, layout.name), *where.params),
     )
 
 
@@ -250,8 +255,11 @@ def namespace_counts(names: Names, index_name: str) -> Statement:
 
 
 def list_namespaces(names: Names, layout: IndexLayout) -> Statement:
+    """The namespaces, each with the OID of the table listed (:mod:`.tables`)."""
     return Statement(
-        sql.SQL("SELECT DISTINCT namespace FROM {}").format(names.table(layout.name))
+        sql.SQL("SELECT DISTINCT namespace, {} FROM {}").format(
+            TABLE_OID, names.table(layout.name)),
+        oid_params(names, layout.name),
     )
 
 
@@ -260,7 +268,7 @@ def list_ids(
     node: Filter | None, limit: int, cursor: str | None,
 ) -> Statement:
     """One page plus one row (to know whether another page follows), ids ascending
-    by code point (the column's collation is "C")."""
+    by code point (the column's collation is "C"), each with the OID of the table."""
     extra: list[Statement] = []
     if prefix:
         extra.append(Statement(sql.SQL("starts_with(id, %s)"), (prefix,)))
@@ -268,10 +276,10 @@ def list_ids(
         extra.append(Statement(sql.SQL("id > %s"), (cursor,)))
     where = _where(namespace, node, *extra)
     return Statement(
-        sql.SQL("SELECT id FROM {} WHERE {} ORDER BY id LIMIT %s").format(
-            names.table(layout.name), where.sql
+        sql.SQL("SELECT id, {} FROM {} WHERE {} ORDER BY id LIMIT %s").format(
+            TABLE_OID, names.table(layout.name), where.sql
         ),
-        (*where.params, limit + 1),
+        (*oid_params(names, layout.name), *where.params, limit + 1),
     )
 
 
@@ -280,15 +288,16 @@ def scan(
     cursor: str | None,
 ) -> Statement:
     """One page of whole records plus one row, ids ascending after ``cursor``: keyset
-    paging on the primary key, with the filter evaluated by the server."""
+    paging on the primary key, with the filter evaluated by the server; the OID of the
+    table last in each row (:mod:`.tables`)."""
     extra = [Statement(sql.SQL("id > %s"), (cursor,))] if cursor is not None else []
     where = _where(namespace, node, *extra)
     return Statement(
         sql.SQL(
-            "SELECT id, embedding, sparse, metadata, document FROM {} WHERE {}"
+            "SELECT id, embedding, sparse, metadata, document, {} FROM {} WHERE {}"
             " ORDER BY id LIMIT %s"
-        ).format(names.table(layout.name), where.sql),
-        (*where.params, limit + 1),
+        ).format(TABLE_OID, names.table(layout.name), where.sql),
+        (*oid_params(names, layout.name), *where.params, limit + 1),
     )
 
 

@@ -1,0 +1,107 @@
+"""An Index kept across a delete of its index never reaches the collection created
+again under its name: every call answers as the reference adapter's handles do
+(``IndexNotFoundError``), through the same store and through another connection of the
+process (which replaces pymilvus' cached schema, see adapters/milvus/generations.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+
+import pytest
+
+pytest.importorskip("pymilvus")
+pytest.importorskip("milvus_lite")
+
+from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
+
+import vectorport
+from vectorport.testing.milvus import lite_major_version, milvus_url
+
+
+@pytest.fixture
+def url() -> Iterator[str]:
+    with milvus_url() as launched:
+        yield launched
+
+
+@pytest.mark.parametrize("where", ["same store", "another connection"])
+def test_a_handle_of_a_dropped_index_reaches_no_new_one(where: str, url: str) -> None:
+    want = oracle_outcomes()
+    with vectorport.connect(url) as store, vectorport.connect(url) as other:
+        again = store if where == "same store" else other
+        assert_like_oracle(stale_handle_outcomes(store, again), want)
+
+
+_FIRST: dict[str, Callable[[vectorport.Index], object]] = {
+    "upsert": lambda old: old.upsert([("c", [1.0, 1.0])], namespace="n"),
+    "query": lambda old: old.query([1.0, 0.0], namespace="n"),
+    "fetch": lambda old: old.fetch(["b"], "n"),
+    "count": lambda old: old.count("n"),
+    "delete": lambda old: old.delete(["b"], namespace="n"),
+    "list_namespaces": lambda old: old.list_namespaces(),
+    "delete_namespace": lambda old: old.delete_namespace("n"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(_FIRST))
+def test_each_call_notices_a_re_creation_by_another_connection(call: str, url: str) -> None:
+    """Whichever call comes first after another connection replaced the index (not
+    only the first of the shared sequence), it refuses, and the new index is untouched."""
+    with vectorport.connect(url) as store, vectorport.connect(url) as other:
+        old = store.create_index("first_idx", 2, "dotproduct")
+        old.upsert([("a", [1.0, 0.0])], namespace="n")
+        old.query([1.0, 0.0], namespace="n")
+        other.delete_index("first_idx")
+        other.create_index("first_idx", 2, "euclidean").upsert([("b", [0.0, 1.0])],
+                                                               namespace="n")
+        with pytest.raises(vectorport.IndexNotFoundError):
+            _FIRST[call](old)
+        fresh = other.index("first_idx")
+        assert [(r.id, r.vector.tolist()) for r in fresh.iter_records("n")] == [("b", [0.0, 1.0])]
+        with pytest.raises(vectorport.IndexNotFoundError):
+            old.count("n")  # and stays refused
+
+
+def test_a_handle_opened_again_reaches_the_new_index(url: str) -> None:
+    with vectorport.connect(url) as store, vectorport.connect(url) as other:
+        store.create_index("again_idx", 2, "dotproduct")
+        other.delete_index("again_idx")
+        other.create_index("again_idx", 2, "euclidean").upsert([("b", [0.0, 1.0])])
+        fresh = store.index("again_idx")
+        assert fresh.metric == "euclidean"
+        assert fresh.count() == 1
+        fresh.upsert([("c", [1.0, 1.0])])
+        assert sorted(other.index("again_idx").fetch(["b", "c"])) == ["b", "c"]
+
+
+_RECREATE = """
+import sys, vectorport
+with vectorport.connect(sys.argv[1]) as store:
+    store.delete_index("proc_idx")
+    store.create_index("proc_idx", 3, "euclidean").upsert([("b", [0.0, 0.0, 1.0])],
+                                                          namespace="n")
+"""
+
+
+def test_another_process_re_creating_with_another_dimension_is_noticed() -> None:
+    """Another process shares no pymilvus cache: the first call the engine fails (an
+    upsert of the old dimension) reads the spec again and is refused, writing nothing."""
+    if lite_major_version() < 3:
+        pytest.skip("milvus-lite 2 has no server subcommand")
+    with milvus_url(mode="server") as server:
+        if not server.startswith("milvus://127.0.0.1:"):
+            pytest.skip("VECTORPORT_TEST_MILVUS_URL is set")
+        with vectorport.connect(server) as store:
+            old = store.create_index("proc_idx", 2, "dotproduct")
+            old.upsert([("a", [1.0, 0.0])], namespace="n")
+            subprocess.run([sys.executable, "-c", _RECREATE, server], check=True,
+                           timeout=120)
+            with pytest.raises(vectorport.IndexNotFoundError):
+                old.upsert([("c", [1.0, 1.0])], namespace="n")
+            with pytest.raises(vectorport.IndexNotFoundError):
+                old.count("n")
+            fresh = store.index("proc_idx")
+            assert [r.id for r in fresh.iter_records("n")] == ["b"]
+            store.delete_index("proc_idx")
