@@ -48,8 +48,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
@@ -87,7 +86,6 @@ from vectorport.adapters.lancedb.writes import (
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import (
-    BackendError,
     ConfigError,
     IndexExistsError,
     IndexNotFoundError,
@@ -235,17 +233,6 @@ class LanceDBAdapter:
             raise IndexNotFoundError(name)
         return spec
 
-    @contextmanager
-    def _replaced_on_failure(self, index: IndexSpec) -> Iterator[None]:
-        """Let an engine failure through, unless it came from ``index`` having been
-        replaced elsewhere (another dimension fails searches and merges): then the
-        handle is stale (:mod:`.handles`)."""
-        try:
-            yield
-        except BackendError:
-            self._handles.check_stored(index)
-            raise
-
     def _rows(self, table: Any, where: str, columns: list[str], limit: int | None,
               order_by_id: bool = False) -> pa.Table:
         from lancedb.query import ColumnOrdering
@@ -329,7 +316,7 @@ class LanceDBAdapter:
         self._handles.check(index)
         data = self._arrow(index, namespace, records)
         table = self._table(index.name)
-        with (self._replaced_on_failure(index), self._write_lock,
+        with (self._handles.replaced_on_failure(index), self._write_lock,
               self._translated("merge_insert", index.name)):
             merge_upsert(table, data, self._latest_tables)
         if index.index_type in ("ivf", "hnsw"):
@@ -369,7 +356,7 @@ class LanceDBAdapter:
         unscoped = (compile_filter(request.filter) if request.filter is not None else None)
 
         def run(depth: int, where: str | None, columns: list[str]) -> pa.Table:
-            with self._replaced_on_failure(index), self._translated("search", index.name):
+            with self._handles.replaced_on_failure(index), self._translated("search", index.name):
                 return nearest(self._search_tables.table(index.name), prepared, vector, depth,
                                where, columns, codec.VECTOR)
 
