@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from pinecone import Pinecone
@@ -226,18 +226,12 @@ class PineconeAdapter:
     def _stored_spec(self, name: str) -> IndexSpec:
         return self._described(name)[1]
 
-    @contextlib.contextmanager
-    def _replaced_on_failure(self, index: IndexSpec) -> Iterator[None]:
-        """Let an engine failure through, unless it came from ``index`` having been
-        replaced elsewhere (another dimension fails upserts and queries): then the
-        handle is stale."""
-        try:
-            yield
-        except (TransientBackendError, IndexNotFoundError):
-            raise
-        except BackendError:
+    def _failed(self, index: IndexSpec, exc: BackendError) -> None:
+        """After an engine failure of a call through ``index``: if it came from the index
+        having been replaced elsewhere (another dimension fails upserts and queries), the
+        handle is stale (``IndexNotFoundError``); else the caller raises ``exc``."""
+        if not isinstance(exc, (TransientBackendError, IndexNotFoundError)):
             self._specs.check_stored(index)
-            raise
 
     def _stats(self, handle: Handle, index: IndexSpec) -> Any:
         """The index's stats, which name its dimension and metric: others than the
@@ -405,9 +399,12 @@ class PineconeAdapter:
     def _upsert_request(self, handle: Handle, index: IndexSpec, namespace: str,
                         chunk: list[Any]) -> None:
         """One upsert request, then its LSN noted (or, with none, its records awaited)."""
-        with self._replaced_on_failure(index):
+        try:
             answer = self._sdk(lambda: handle.client.upsert(vectors=chunk, namespace=namespace),
                                index.name, "upsert")
+        except BackendError as exc:
+            self._failed(index, exc)
+            raise
         info = answer.response_info
         lsn = info.lsn_committed if info is not None else None
         if lsn is not None:
@@ -434,9 +431,12 @@ class PineconeAdapter:
         include = request.include
 
         def ask_for(top_k: int) -> Any:
-            with self._replaced_on_failure(index):
+            try:
                 return self._sdk(lambda: handle.client.query(**prepared.arguments(top_k)),
                                  index.name, "query")
+            except BackendError as exc:
+                self._failed(index, exc)
+                raise
 
         # The first search doubles as the freshness probe of a strong read.
         ask = prepared.first_depth

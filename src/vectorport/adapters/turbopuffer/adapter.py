@@ -343,18 +343,13 @@ class TurbopufferAdapter:
             self._specs.deleted(name)
         self._tokens[name] = token
 
-    @contextlib.contextmanager
-    def _replaced_on_failure(self, index: IndexSpec) -> Iterator[None]:
-        """Let an engine failure through, unless it came from ``index`` having been
-        replaced elsewhere (turbopuffer refuses a write of another distance metric or
-        dimension, and a query of another dimension): then the handle is stale."""
-        try:
-            yield
-        except (TransientBackendError, IndexNotFoundError):
-            raise
-        except BackendError:
+    def _failed(self, index: IndexSpec, exc: BackendError) -> None:
+        """After an engine failure of a call through ``index``: if it came from the index
+        having been replaced elsewhere (turbopuffer refuses a write of another distance
+        metric or dimension, and a query of another dimension), the handle is stale
+        (``IndexNotFoundError``); else the caller raises ``exc``."""
+        if not isinstance(exc, (TransientBackendError, IndexNotFoundError)):
             self._specs.check_stored(index)
-            raise
 
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._spec(name)
@@ -447,8 +442,11 @@ class TurbopufferAdapter:
         fields = codec.fields_of(records)
         schema = self._write_schema(index, native, fields)
         arguments = bulk.write_arguments(columns, _METRICS[index.metric], schema)
-        with self._replaced_on_failure(index):
+        try:
             self._call("upsert", lambda: self._ns(native).write(**arguments))
+        except BackendError as exc:
+            self._failed(index, exc)
+            raise
         with self._lock:
             self._declared[native] = self._declared.get(native, frozenset()) | fields
         self._learn(native, list(schema))
@@ -477,8 +475,11 @@ class TurbopufferAdapter:
             return self._ranked(native, index, request, kwargs)
 
         no_matches: list[Match] = []
-        with self._replaced_on_failure(index):
+        try:
             return self._filtered("query", native, request.filter, run, no_matches)
+        except BackendError as exc:
+            self._failed(index, exc)
+            raise
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         exact = QUERY_OPTIONS.query(request)["exact"]
