@@ -22,6 +22,11 @@
 - **Errors** (:mod:`.errors`): transient failures are retried by the SDK, then by the
   facade for idempotent operations; control-plane calls are retried here, with a
   creation token in the index's tags so that a retried create recognises its own index.
+- **Handles** (the kit's :class:`~vectorport.adapterkit.Handles`): an ``Index`` kept
+  across a delete of its index raises ``IndexNotFoundError``; the creation token tells
+  an index created again elsewhere under the same name (and host) from the one a handle
+  was opened on, wherever the adapter reads the index's description (see
+  docs/backends/pinecone.md for which calls notice it).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from typing import Any, ClassVar, TypeVar
 from pinecone import Pinecone
 
 from vectorport.adapterkit import (
+    BackendError,
     Capabilities,
     ConfigError,
     ConnectionURL,
@@ -48,12 +54,14 @@ from vectorport.adapterkit import (
     Match,
     QueryRequest,
     Record,
+    TransientBackendError,
     UnsupportedFeatureError,
     batches,
     fetch_until_settled,
     unique,
     url_cost,
 )
+from vectorport.adapterkit.handles import Handles as IndexHandles
 from vectorport.adapters.pinecone import bulk
 from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
 from vectorport.adapters.pinecone.client import make_client, open_index
@@ -85,6 +93,7 @@ from vectorport.adapters.pinecone.naming import (
     index_name_from_pinecone,
     index_name_to_pinecone,
     is_vector_index,
+    same_stored,
     schema_fields,
     spec_from_model,
     user_namespace,
@@ -130,6 +139,12 @@ class PineconeAdapter:
         self.ready_timeout = ready_timeout
         self._handles = Handles(lambda host: self._sdk(lambda: open_index(self._pc, host)))
         self._freshness = FreshnessTracker()
+        # which Index handles still reach the index they were opened on: each data call
+        # is an identity test (no I/O). Pinecone serves an index created again under a
+        # name from the same host, so the creation token in its tags is what tells the
+        # two apart, read wherever the adapter describes the index (_identify)
+        self._specs = IndexHandles(self._stored_spec, same=same_stored)
+        self._tokens: dict[str, str | None] = {}
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> PineconeAdapter:
@@ -192,8 +207,48 @@ class PineconeAdapter:
         return self._control(lambda: self._pc.indexes.describe(index_name_to_pinecone(name)),
                              name)
 
+    def _identify(self, name: str, model: Any) -> None:
+        """Note the creation token of the index ``model`` describes: another token than
+        the one seen before means the index was deleted and created again (elsewhere),
+        so the handles of the old one are stale, its host client, layout and LSNs too."""
+        token = (model.tags or {}).get(CREATE_TOKEN_TAG)
+        if name in self._tokens and self._tokens[name] != token:
+            self._specs.deleted(name)
+            self._drop(name, close=False)  # other threads may still hold it
+            self._freshness.forget(name)
+        self._tokens[name] = token
+
+    def _described(self, name: str) -> tuple[Any, IndexSpec]:
+        model = self._model(name)
+        self._identify(name, model)
+        return model, spec_from_model(name, model)
+
+    def _stored_spec(self, name: str) -> IndexSpec:
+        return self._described(name)[1]
+
+    def _failed(self, index: IndexSpec, exc: BackendError) -> None:
+        """After an engine failure of a call through ``index``: if it came from the index
+        having been replaced elsewhere (another dimension fails upserts and queries), the
+        handle is stale (``IndexNotFoundError``); else the caller raises ``exc``."""
+        if not isinstance(exc, (TransientBackendError, IndexNotFoundError)):
+            self._specs.check_stored(index)
+
+    def _stats(self, handle: Handle, index: IndexSpec) -> Any:
+        """The index's stats, which name its dimension and metric: others than the
+        handle's mean the index was replaced elsewhere (the handle is then stale)."""
+        stats = self._sdk(lambda: handle.client.describe_index_stats(), index.name)
+        if ((stats.dimension is not None and stats.dimension != index.dimension)
+                or (stats.metric is not None and stats.metric != index.metric)):
+            self._specs.check_stored(index)
+        return stats
+
     def _handle(self, name: str) -> Handle:
-        return self._handles.get(name) or self._open(name, self._model(name))
+        found = self._handles.get(name)
+        if found is not None:
+            return found
+        model = self._model(name)
+        self._identify(name, model)
+        return self._open(name, model)
 
     def _open(self, name: str, model: Any) -> Handle:
         return self._handles.open(name, model)
@@ -280,11 +335,13 @@ class PineconeAdapter:
             return bool(model.status.ready)
 
         wait_until(ready, self.ready_timeout, f"the new index {spec.name!r}")
+        self._identify(spec.name, model)
         self._open(spec.name, model)
+        self._specs.created(spec)
 
     def describe_index(self, name: str) -> IndexInfo:
-        model = self._model(name)
-        spec = spec_from_model(name, model)
+        model, spec = self._described(name)
+        self._specs.stored(name, spec)
         handle = self._open(name, model)
         for namespace in self._freshness.pending_namespaces(name):
             self._await_fresh(handle, spec, namespace)
@@ -299,6 +356,7 @@ class PineconeAdapter:
         for model in models:
             name = index_name_from_pinecone(model.name)
             if INDEX_NAME_RE.match(name) and is_vector_index(model):
+                self._identify(name, model)  # the listing describes each index anyway
                 names.append(name)
         return names
 
@@ -306,7 +364,7 @@ class PineconeAdapter:
         pinecone_name = index_name_to_pinecone(name)
         # Asked first, so that a 404 below can only mean that a delete landed (a retried
         # one after a transient failure, or a concurrent one): the index is gone.
-        self._model(name)
+        self._described(name)
 
         def delete() -> None:
             with contextlib.suppress(NotFoundError):
@@ -315,6 +373,8 @@ class PineconeAdapter:
         self._control(delete, name, "delete_index")
         self._drop(name)
         self._freshness.forget(name)
+        self._specs.deleted(name)
+        self._tokens.pop(name, None)
 
         def gone() -> bool:
             try:
@@ -330,6 +390,7 @@ class PineconeAdapter:
     # -- data -----------------------------------------------------------------------------------
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
+        self._specs.check(index)
         handle = self._handle(index.name)
         vectors = [wire_vector(r, handle.layout) for r in records]  # checks before any I/O
         for chunk in bulk.requests_of(vectors, index.dimension):
@@ -338,8 +399,12 @@ class PineconeAdapter:
     def _upsert_request(self, handle: Handle, index: IndexSpec, namespace: str,
                         chunk: list[Any]) -> None:
         """One upsert request, then its LSN noted (or, with none, its records awaited)."""
-        answer = self._sdk(lambda: handle.client.upsert(vectors=chunk, namespace=namespace),
-                           index.name, "upsert")
+        try:
+            answer = self._sdk(lambda: handle.client.upsert(vectors=chunk, namespace=namespace),
+                               index.name, "upsert")
+        except BackendError as exc:
+            self._failed(index, exc)
+            raise
         info = answer.response_info
         lsn = info.lsn_committed if info is not None else None
         if lsn is not None:
@@ -353,19 +418,25 @@ class PineconeAdapter:
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
         """The largest requests under Pinecone's limits, many at once (see :mod:`.bulk`)."""
+        self._specs.check(index)
         handle = self._handle(index.name)
         bulk.load(records, workers, handle.layout, lambda chunk: self._upsert_request(
             handle, index, namespace, chunk))
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(index, request, MAX_TOP_K)  # explain builds the same
+        self._specs.check(index)
         handle = self._handle(index.name)
         namespace = request.namespace
         include = request.include
 
         def ask_for(top_k: int) -> Any:
-            return self._sdk(lambda: handle.client.query(**prepared.arguments(top_k)),
-                             index.name, "query")
+            try:
+                return self._sdk(lambda: handle.client.query(**prepared.arguments(top_k)),
+                                 index.name, "query")
+            except BackendError as exc:
+                self._failed(index, exc)
+                raise
 
         # The first search doubles as the freshness probe of a strong read.
         ask = prepared.first_depth
@@ -389,16 +460,22 @@ class PineconeAdapter:
         return [match_of(m, index.metric, include, handle.layout) for m in found]
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
+        self._specs.check(index)
         return explain_query(index, request, MAX_TOP_K)
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        self._specs.check(index)
         wire = _wire_ids(ids)
         if not wire:
             return []
         handle = self._handle(index.name)
         self._await_fresh(handle, index, namespace)
-        return [record_of(vector, handle.layout) for answer in self._fetched(handle, index, namespace, wire)
-                for vector in answer.vectors.values()]
+        records = [record_of(vector, handle.layout)
+                   for answer in self._fetched(handle, index, namespace, wire)
+                   for vector in answer.vectors.values()]
+        if any(len(r.vector) != index.dimension for r in records):
+            self._specs.check_stored(index)  # replaced elsewhere: stale
+        return records
 
     def _fetched(self, handle: Handle, index: IndexSpec, namespace: str,
                  wire: list[str]) -> list[Any]:
@@ -415,8 +492,9 @@ class PineconeAdapter:
         ids: Sequence[str] | None,
         filter: Filter | None,
     ) -> None:
+        flt = compile_filter(filter) if ids is None else None  # before any I/O
+        self._specs.check_stored(index)  # never delete from an index replaced elsewhere
         if ids is None:  # the facade guarantees a filter then
-            flt = compile_filter(filter)  # before any I/O
             handle = self._handle(index.name)
             self._await_fresh(handle, index, namespace)
             if self._delete_call(handle, index, lambda: handle.client.delete(
@@ -469,6 +547,7 @@ class PineconeAdapter:
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         flt = compile_filter(filter)  # before any I/O
+        self._specs.check(index)
         handle = self._handle(index.name)
         self._await_fresh(handle, index, namespace)
         if flt is None:
@@ -490,19 +569,21 @@ class PineconeAdapter:
                 return total
 
     def _namespace_count(self, handle: Handle, index: IndexSpec, namespace: str) -> int:
-        stats = self._sdk(lambda: handle.client.describe_index_stats(), index.name)
+        stats = self._stats(handle, index)
         return sum(summary.vector_count for ns, summary in stats.namespaces.items()
                    if user_namespace(ns) == namespace)
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
+        self._specs.check(index)
         handle = self._handle(index.name)
         for namespace in self._freshness.pending_namespaces(index.name):
             self._await_fresh(handle, index, namespace)
-        stats = self._sdk(lambda: handle.client.describe_index_stats(), index.name)
+        stats = self._stats(handle, index)
         return sorted({user_namespace(ns) for ns, summary in stats.namespaces.items()
                        if summary.vector_count})
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self._specs.check_stored(index)  # never delete from an index replaced elsewhere
         handle = self._handle(index.name)
         self._await_fresh(handle, index, namespace)
         if self._delete_call(handle, index, lambda: handle.client.delete(
@@ -529,6 +610,7 @@ class PineconeAdapter:
             raise UnsupportedFeatureError(BACKEND, "list_ids with a filter",
                                           "Pinecone lists ids by prefix only")
         wire_prefix = encode_id(prefix) if prefix else None
+        self._specs.check(index)
         if wire_prefix is not None and len(wire_prefix) > 512:
             return IdPage((), None)  # no stored id can be that long
         handle = self._handle(index.name)

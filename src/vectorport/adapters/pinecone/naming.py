@@ -54,10 +54,18 @@ def spec_from_model(name: str, model: Any) -> IndexSpec:
                      sparse="_sparse_values" in model.schema.fields)
 
 
+def same_stored(one: IndexSpec, other: IndexSpec) -> bool:
+    """Whether two specs are one index as Pinecone describes it: its schema holds the
+    dimension, metric and sparse field, not the creation's backend options."""
+    return (one.name, one.dimension, one.metric, one.sparse) == (
+        other.name, other.dimension, other.metric, other.sparse)
+
+
 __all__ = [
     "index_name_from_pinecone",
     "index_name_to_pinecone",
     "is_vector_index",
+    "same_stored",
     "schema_fields",
     "spec_from_model",
     "user_namespace",

@@ -33,6 +33,12 @@ adapter sends is safe to repeat); when they persist they surface as
 :class:`TransientBackendError`, which the facade may retry as a whole. Each request's
 timeout is the store's ``?timeout=`` cut to what is left of the call's deadline, so a
 request begun just before the deadline does not wait out a whole request timeout.
+
+Handles (the kit's :class:`~vectorport.adapterkit.Handles`): an ``Index`` kept across a
+delete of its index raises ``IndexNotFoundError``; the catalog row's creation token tells
+an index created again elsewhere under the same name from the one a handle was opened
+on, wherever the adapter reads the row (see docs/backends/turbopuffer.md for which calls
+notice it).
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from vectorport.adapterkit import (
+    BackendError,
     Capabilities,
     ConfigError,
     ConnectionURL,
@@ -63,6 +70,7 @@ from vectorport.adapterkit import (
     Record,
     RecordPatch,
     RetryPolicy,
+    TransientBackendError,
     UnsupportedFeatureError,
     ValidationError,
     batches,
@@ -74,6 +82,7 @@ from vectorport.adapterkit import (
     score_from_distance,
     unique,
 )
+from vectorport.adapterkit.handles import Handles
 from vectorport.adapters.turbopuffer import bulk, codec, explain
 from vectorport.adapters.turbopuffer.capabilities import TURBOPUFFER_CAPABILITIES
 from vectorport.adapters.turbopuffer.errors import TRANSLATOR, is_not_found, status_of
@@ -133,6 +142,12 @@ class TurbopufferAdapter:
         self._compilers: Memo[frozenset[str], FilterCompiler] = Memo(64)
         self._namespaces = NamespaceHandles(client)
         self._lock = threading.Lock()
+        # which Index handles still reach the index they were opened on: each data call
+        # is an identity test (no I/O). An index created again under a name writes to
+        # the same turbopuffer namespaces, so the catalog row's creation token is what
+        # tells the two apart, read wherever the adapter reads the row (_identify)
+        self._specs = Handles(self._spec)
+        self._tokens: dict[str, str | None] = {}
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> TurbopufferAdapter:
@@ -297,6 +312,8 @@ class TurbopufferAdapter:
         stored = self._catalog_row(spec.name)
         if stored is None or stored.get(TOKEN_ATTRIBUTE) != token:
             raise IndexExistsError(spec.name)
+        self._identify(spec.name, token)
+        self._specs.created(spec)
 
     def _catalog_row(self, name: str) -> dict[str, Any] | None:
         catalog = self._names.catalog
@@ -314,11 +331,29 @@ class TurbopufferAdapter:
         row = self._catalog_row(name)
         if row is None:
             raise IndexNotFoundError(name)
+        self._identify(name, row.get(TOKEN_ATTRIBUTE))
         data = json.loads(row[SPEC_ATTRIBUTE])
         return IndexSpec(**data)
 
+    def _identify(self, name: str, token: str | None) -> None:
+        """Note the creation token of index ``name``'s catalog row: another token than
+        the one seen before means the index was deleted and created again (elsewhere),
+        so the handles of the old one are stale."""
+        if name in self._tokens and self._tokens[name] != token:
+            self._specs.deleted(name)
+        self._tokens[name] = token
+
+    def _failed(self, index: IndexSpec, exc: BackendError) -> None:
+        """After an engine failure of a call through ``index``: if it came from the index
+        having been replaced elsewhere (turbopuffer refuses a write of another distance
+        metric or dimension, and a query of another dimension), the handle is stale
+        (``IndexNotFoundError``); else the caller raises ``exc``."""
+        if not isinstance(exc, (TransientBackendError, IndexNotFoundError)):
+            self._specs.check_stored(index)
+
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._spec(name)
+        self._specs.stored(name, spec)
         counts = {ns: n for ns, n in self._namespace_counts(spec) if n}
         return IndexInfo(spec=spec, count=sum(counts.values()), namespaces=counts)
 
@@ -375,6 +410,8 @@ class TurbopufferAdapter:
             self._call("delete_index", lambda: self._ns(catalog).write(deletes=[name]))
         except _NamespaceMissingError:
             raise IndexNotFoundError(name) from None  # the catalog itself went away
+        self._specs.deleted(name)
+        self._tokens.pop(name, None)
 
     def _delete_native(self, native: str) -> None:
         with contextlib.suppress(_NamespaceMissingError):
@@ -386,6 +423,7 @@ class TurbopufferAdapter:
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         if not records:
             return
+        self._specs.check(index)
         # one column-oriented write, as the bulk path sends (attribute names once, vectors
         # base64 straight from the float32 arrays): a smaller body for the SDK to walk
         self._write_columns(index, self._native(index, namespace), records,
@@ -394,6 +432,7 @@ class TurbopufferAdapter:
     def upsert_bulk(self, index: IndexSpec, namespace: str, records: Sequence[Record], *,
                     workers: int) -> None:
         """Large column-oriented writes, several at once (see :mod:`.bulk`)."""
+        self._specs.check(index)
         native = self._native(index, namespace)
         bulk.load(records, workers,
                   lambda chunk, columns: self._write_columns(index, native, chunk, columns))
@@ -403,7 +442,11 @@ class TurbopufferAdapter:
         fields = codec.fields_of(records)
         schema = self._write_schema(index, native, fields)
         arguments = bulk.write_arguments(columns, _METRICS[index.metric], schema)
-        self._call("upsert", lambda: self._ns(native).write(**arguments))
+        try:
+            self._call("upsert", lambda: self._ns(native).write(**arguments))
+        except BackendError as exc:
+            self._failed(index, exc)
+            raise
         with self._lock:
             self._declared[native] = self._declared.get(native, frozenset()) | fields
         self._learn(native, list(schema))
@@ -423,6 +466,7 @@ class TurbopufferAdapter:
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         exact = QUERY_OPTIONS.query(request)["exact"]
         assert request.vector is not None  # the facade refuses sparse-only queries
+        self._specs.check(index)
         native = self._native(index, request.namespace)
         vector = request.vector.tolist()
 
@@ -431,10 +475,15 @@ class TurbopufferAdapter:
             return self._ranked(native, index, request, kwargs)
 
         no_matches: list[Match] = []
-        return self._filtered("query", native, request.filter, run, no_matches)
+        try:
+            return self._filtered("query", native, request.filter, run, no_matches)
+        except BackendError as exc:
+            self._failed(index, exc)
+            raise
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         exact = QUERY_OPTIONS.query(request)["exact"]
+        self._specs.check(index)
         native = self._native(index, request.namespace)
 
         def run(compiled: Compiled) -> Explanation:
@@ -468,6 +517,7 @@ class TurbopufferAdapter:
         ]
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        self._specs.check(index)
         native = self._native(index, namespace)
         found: list[Record] = []
         for chunk in batches(unique(ids), ID_CHUNK):
@@ -488,10 +538,13 @@ class TurbopufferAdapter:
                 row = codec.DecodedRow(codec.row_attributes(raw))
                 if row.id in asked:
                     found.append(row.record(index.dimension))
+        if any(len(r.vector) != index.dimension for r in found):
+            self._specs.check_stored(index)  # replaced elsewhere: stale
         return found
 
     def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
                filter: Filter | None) -> None:
+        self._specs.check_stored(index)  # never delete from an index replaced elsewhere
         native = self._native(index, namespace)
         if ids is not None:
             for chunk in batches(unique(native_id(i) for i in ids), ID_CHUNK):
@@ -517,6 +570,7 @@ class TurbopufferAdapter:
         self._filtered("delete", native, filter, run, None)
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        self._specs.check(index)
         return self._count_native(self._native(index, namespace), filter)
 
     def _count_native(self, native: str, node: Filter | None) -> int:
@@ -531,9 +585,13 @@ class TurbopufferAdapter:
         return int((result.aggregations or {}).get("count", 0))
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
+        # a listing and a count per namespace: one catalog read more notices an index
+        # replaced elsewhere
+        self._specs.check_stored(index)
         return [ns for ns, n in self._namespace_counts(index) if n]
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
+        self._specs.check_stored(index)  # never delete from an index replaced elsewhere
         self._delete_native(self._native(index, namespace))
 
     # -- optional protocols ------------------------------------------------------------
@@ -546,6 +604,9 @@ class TurbopufferAdapter:
                 self.backend, "patching a record's vector",
                 "turbopuffer cannot patch vector attributes; upsert the whole record",
             )
+        # a patch carries no vector nor distance metric that an index replaced elsewhere
+        # would refuse: one catalog read keeps it out of another index
+        self._specs.check_stored(index)
         native = self._native(index, namespace)
         row: dict[str, Any] = {"id": native_id(patch.id)}
         row.update(codec.metadata_patch(patch.set_metadata, sorted(patch.unset_metadata)))
@@ -572,6 +633,7 @@ class TurbopufferAdapter:
         limit: int,
         cursor: str | None,
     ) -> IdPage:
+        self._specs.check(index)
         native = self._native(index, namespace)
         page_size = min(limit, MAX_LIMIT - 1)
         bounds: list[Compiled] = []
