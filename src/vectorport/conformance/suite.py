@@ -74,6 +74,11 @@ from vectorport.conformance.dataset import (
     dataset_rows,
 )
 from vectorport.conformance.differential import DifferentialTests
+from vectorport.conformance.handles import (
+    assert_like_oracle,
+    oracle_outcomes,
+    stale_handle_outcomes,
+)
 from vectorport.conformance.limits import DeclaredLimitTests, HostileTextTests
 from vectorport.conformance.precision import PrecisionTests
 from vectorport.conformance.reference import reference_query
@@ -121,6 +126,20 @@ class LifecycleTests(SuiteBase):
         with pytest.raises(IndexNotFoundError):
             store.delete_index(name)
         store.delete_index(name, missing_ok=True)
+
+    @pytest.mark.feature("index lifecycle")
+    def test_a_handle_of_a_deleted_index_reaches_no_new_one(self, store: Store) -> None:
+        """Every call through a handle kept across a delete of its index answers as the
+        reference adapter's does (``IndexNotFoundError``), and the index created again
+        under its name, with another dimension, holds only its own record."""
+        metric = self.a_metric(store)
+        first, second = (2, metric), (3, metric)
+        name = unique_name("stale")
+        try:
+            got = stale_handle_outcomes(store, store, name, first, second)
+        finally:
+            store.delete_index(name, missing_ok=True)
+        assert_like_oracle(got, oracle_outcomes(first, second))
 
     @pytest.mark.feature("index lifecycle")
     @pytest.mark.parametrize("bad", ["", "ab", "Abc", "1abc", "a-b-c", "a" * 46, "a b c",

@@ -10,9 +10,8 @@ import pytest
 
 pytest.importorskip("chromadb")
 
-from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
-
 import vectorport
+from vectorport.conformance import handles as stale
 
 
 def test_a_stale_handle_is_looked_up_afresh(tmp_path: Path) -> None:
@@ -42,14 +41,14 @@ def test_a_handle_of_a_dropped_index_reaches_no_new_one(where: str, tmp_path: Pa
     (memory) or another connection of the process (folder): the old handle answers as
     the reference adapter's does (``IndexNotFoundError``) instead of counting, fetching,
     deleting and patching in the new index, and the new index is untouched."""
-    want = oracle_outcomes()
+    want = stale.oracle_outcomes()
     if where == "memory":
         with vectorport.connect("chroma+memory://") as store:
-            assert_like_oracle(stale_handle_outcomes(store, store), want)
+            stale.assert_like_oracle(stale.stale_handle_outcomes(store, store), want)
         return
     url = f"chroma://{tmp_path}"
     with vectorport.connect(url) as store, vectorport.connect(url) as again:
-        assert_like_oracle(stale_handle_outcomes(store, again), want)
+        stale.assert_like_oracle(stale.stale_handle_outcomes(store, again), want)
 
 
 def test_the_creating_handle_stays_valid_with_tuples_among_options(tmp_path: Path) -> None:

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
 
-from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
-
 import vectorport
+from vectorport.conformance import handles as stale
 from vectorport.testing.milvus import lite_major_version, milvus_url
 
 
@@ -28,38 +27,21 @@ def url() -> Iterator[str]:
 
 @pytest.mark.parametrize("where", ["same store", "another connection"])
 def test_a_handle_of_a_dropped_index_reaches_no_new_one(where: str, url: str) -> None:
-    want = oracle_outcomes()
+    want = stale.oracle_outcomes()
     with vectorport.connect(url) as store, vectorport.connect(url) as other:
         again = store if where == "same store" else other
-        assert_like_oracle(stale_handle_outcomes(store, again), want)
+        stale.assert_like_oracle(stale.stale_handle_outcomes(store, again), want)
 
 
-_FIRST: dict[str, Callable[[vectorport.Index], object]] = {
-    "upsert": lambda old: old.upsert([("c", [1.0, 1.0])], namespace="n"),
-    "query": lambda old: old.query([1.0, 0.0], namespace="n"),
-    "fetch": lambda old: old.fetch(["b"], "n"),
-    "count": lambda old: old.count("n"),
-    "delete": lambda old: old.delete(["b"], namespace="n"),
-    "list_namespaces": lambda old: old.list_namespaces(),
-    "delete_namespace": lambda old: old.delete_namespace("n"),
-}
-
-
-@pytest.mark.parametrize("call", sorted(_FIRST))
+@pytest.mark.parametrize("call", stale.CALLS)
 def test_each_call_notices_a_re_creation_by_another_connection(call: str, url: str) -> None:
     """Whichever call comes first after another connection replaced the index (not
     only the first of the shared sequence), it refuses, and the new index is untouched."""
     with vectorport.connect(url) as store, vectorport.connect(url) as other:
-        old = store.create_index("first_idx", 2, "dotproduct")
-        old.upsert([("a", [1.0, 0.0])], namespace="n")
-        old.query([1.0, 0.0], namespace="n")
-        other.delete_index("first_idx")
-        other.create_index("first_idx", 2, "euclidean").upsert([("b", [0.0, 1.0])],
-                                                               namespace="n")
+        old = stale.replaced_index(store, other, "first_idx")
         with pytest.raises(vectorport.IndexNotFoundError):
-            _FIRST[call](old)
-        fresh = other.index("first_idx")
-        assert [(r.id, r.vector.tolist()) for r in fresh.iter_records("n")] == [("b", [0.0, 1.0])]
+            stale.stale_calls(old, 2)[call]()
+        assert stale.records_of(other, "first_idx") == repr([("b", [0.0, 1.0])])
         with pytest.raises(vectorport.IndexNotFoundError):
             old.count("n")  # and stays refused
 

@@ -6,16 +6,15 @@ the database (told by the table's OID, see adapters/pgvector/tables.py)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import suppress
 
 import pytest
 
 pytest.importorskip("psycopg")
 
-from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
-
 import vectorport
+from vectorport.conformance import handles as stale
 from vectorport.core.async_store import connect_async
 
 
@@ -31,42 +30,23 @@ def url(pg_url: str) -> Iterator[str]:
 
 @pytest.mark.parametrize("where", ["same store", "another connection"])
 def test_a_handle_of_a_dropped_index_reaches_no_new_one(where: str, url: str) -> None:
-    want = oracle_outcomes()
+    want = stale.oracle_outcomes()
     with vectorport.connect(url) as store, vectorport.connect(url) as other:
         again = store if where == "same store" else other
-        assert_like_oracle(stale_handle_outcomes(store, again), want)
+        stale.assert_like_oracle(stale.stale_handle_outcomes(store, again), want)
 
 
-_FIRST: dict[str, Callable[[vectorport.Index], object]] = {
-    "upsert": lambda old: old.upsert([("c", [1.0, 1.0])], namespace="n"),
-    "query": lambda old: old.query([1.0, 0.0], namespace="n"),
-    "fetch": lambda old: old.fetch(["b"], "n"),
-    "count": lambda old: old.count("n"),
-    "delete": lambda old: old.delete(["b"], namespace="n"),
-    "delete_namespace": lambda old: old.delete_namespace("n"),
-    "patch": lambda old: old.patch("b", metadata={"x": 1}, namespace="n"),
-    "list_namespaces": lambda old: old.list_namespaces(),
-    "list_ids": lambda old: old.list_ids("n"),
-    "scan": lambda old: list(old.iter_records("n")),
-}
-
-
-@pytest.mark.parametrize("call", sorted(_FIRST))
+@pytest.mark.parametrize("call", [*stale.CALLS, *sorted(stale.OPTIONAL_CALLS), "scan"])
 def test_each_call_notices_a_re_creation_by_another_connection(call: str, url: str) -> None:
     """Whichever call comes first after another connection replaced the index (not
     only the first of the shared sequence), it refuses, and the new index is untouched
     (reads notice when they return a row: the new index holds one here)."""
     with vectorport.connect(url) as store, vectorport.connect(url) as other:
-        old = store.create_index("first_idx", 2, "dotproduct")
-        old.upsert([("a", [1.0, 0.0])], namespace="n")
-        old.query([1.0, 0.0], namespace="n")
-        other.delete_index("first_idx")
-        other.create_index("first_idx", 2, "euclidean").upsert([("b", [0.0, 1.0])],
-                                                               namespace="n")
+        old = stale.replaced_index(store, other, "first_idx")
+        calls = {**stale.stale_calls(old, 2), "scan": lambda: list(old.iter_records("n"))}
         with pytest.raises(vectorport.IndexNotFoundError):
-            _FIRST[call](old)
-        fresh = other.index("first_idx")
-        assert [(r.id, r.vector.tolist()) for r in fresh.iter_records("n")] == [("b", [0.0, 1.0])]
+            calls[call]()
+        assert stale.records_of(other, "first_idx") == repr([("b", [0.0, 1.0])])
         with pytest.raises(vectorport.IndexNotFoundError):
             old.count("n")  # and stays refused
 

@@ -12,9 +12,8 @@ import pytest
 
 pytest.importorskip("pinecone")
 
-from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
-
 import vectorport
+from vectorport.conformance import handles as stale
 from vectorport.testing.emulators import pinecone as emulator
 from vectorport.testing.emulators.pinecone.server import PineconeEmulator
 
@@ -46,15 +45,15 @@ def test_a_handle_of_an_index_dropped_here_reaches_no_new_one(url: str) -> None:
     """Dropped and created again with another metric through the same store: the old
     handle answers as the reference adapter's does, and the new index is untouched."""
     with vectorport.connect(url) as store:
-        assert_like_oracle(stale_handle_outcomes(store, store), oracle_outcomes())
+        stale.assert_like_oracle(stale.stale_handle_outcomes(store, store), stale.oracle_outcomes())
 
 
 def test_another_connection_s_new_index_is_noticed_by_stats_and_deletes(url: str) -> None:
     """Created again elsewhere with the same dimension: the calls that read the index's
     stats or description answer as the oracle does, and so does every call after."""
-    want = oracle_outcomes()
+    want = stale.oracle_outcomes()
     with vectorport.connect(url) as store, vectorport.connect(url) as again:
-        got = stale_handle_outcomes(store, again)
+        got = stale.stale_handle_outcomes(store, again)
     assert {call: got[call] for call in NOTICED_ELSEWHERE} == {
         call: want[call] for call in NOTICED_ELSEWHERE}
     assert got["list_ids"] == want["list_ids"]  # after count noticed it: every call does

@@ -21,7 +21,6 @@ pytest.importorskip("qdrant_client")
 pytest.importorskip("qdrant_edge")
 
 import qdrant_edge as qe
-from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
 
 import vectorport
 from vectorport.adapters.qdrant import naming
@@ -29,6 +28,7 @@ from vectorport.adapters.qdrant.adapter import QdrantAdapter, size_batches
 from vectorport.adapters.qdrant.codec import Point
 from vectorport.adapters.qdrant.engines.edge import EdgeEngine
 from vectorport.agent.database_config import options_for_backend
+from vectorport.conformance import handles as stale
 from vectorport.conformance.base import canonical_records
 from vectorport.conformance.reference import reference_query
 from vectorport.core.errors import (
@@ -504,14 +504,14 @@ def test_a_handle_of_a_dropped_index_reaches_no_new_one(engine: str, tmp_path: P
     (memory), an index dropped and created again with other settings: the old handle
     answers as the local engine's do (``IndexNotFoundError``) instead of reading and
     writing the new index with the old settings, and the new index is untouched."""
-    want = oracle_outcomes()
+    want = stale.oracle_outcomes()
     if engine == "memory":
         with vectorport.connect("qdrant+memory://") as store:
-            assert_like_oracle(stale_handle_outcomes(store, store), want)
+            stale.assert_like_oracle(stale.stale_handle_outcomes(store, store), want)
         return
     url = _url(engine, tmp_path)
     with vectorport.connect(url) as store, vectorport.connect(url) as again:
-        assert_like_oracle(stale_handle_outcomes(store, again), want)
+        stale.assert_like_oracle(stale.stale_handle_outcomes(store, again), want)
 
 
 def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store) -> None:

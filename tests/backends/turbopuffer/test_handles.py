@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 pytest.importorskip("turbopuffer")
 
-from tests.support.stale import assert_like_oracle, oracle_outcomes, stale_handle_outcomes
-
 import vectorport
+from vectorport.conformance import handles as stale
 from vectorport.testing.emulators.http import EmulatorServer
 from vectorport.testing.emulators.turbopuffer import DEFAULT_API_KEY, running
 
@@ -38,25 +36,13 @@ def url(server: EmulatorServer) -> Iterator[str]:
             store.delete_index(name)
 
 
-class _NoDotProduct:
-    """A store whose ``dotproduct`` indexes are made ``cosine`` ones: turbopuffer has no
-    dot product, and the stale-handle calls only need the two indexes' metrics to
-    differ (the second one is ``euclidean``)."""
-
-    def __init__(self, store: vectorport.Store) -> None:
-        self._store = store
-
-    def create_index(self, name: str, dimension: int, metric: Any = "cosine",
-                     **options: Any) -> vectorport.Index:
-        metric = "cosine" if metric == "dotproduct" else metric
-        return self._store.create_index(name, dimension, metric, **options)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+COSINE_FIRST = (2, "cosine")
+"""turbopuffer has no dot product: the first index is a cosine one (the second,
+euclidean, differs in metric all the same)."""
 
 
 def _outcomes(store: vectorport.Store, again: vectorport.Store) -> dict[str, str]:
-    return stale_handle_outcomes(_NoDotProduct(store), _NoDotProduct(again))  # type: ignore[arg-type]
+    return stale.stale_handle_outcomes(store, again, first=COSINE_FIRST)
 
 
 @pytest.mark.parametrize("where", ["same store", "another connection"])
@@ -65,13 +51,13 @@ def test_a_handle_of_a_dropped_index_reaches_no_new_one(where: str, url: str) ->
     another connection: the old handle answers as the reference adapter's does
     (another connection's index is noticed by the first upsert, which turbopuffer
     refuses for its distance metric), and the new index is untouched."""
-    want = oracle_outcomes()
+    want = stale.oracle_outcomes(first=COSINE_FIRST)
     with vectorport.connect(url) as store:
         if where == "same store":
-            assert_like_oracle(_outcomes(store, store), want)
+            stale.assert_like_oracle(_outcomes(store, store), want)
             return
         with vectorport.connect(url) as again:
-            assert_like_oracle(_outcomes(store, again), want)
+            stale.assert_like_oracle(_outcomes(store, again), want)
 
 
 def test_another_connection_s_index_is_noticed_by_deletes_and_listings(url: str) -> None:

@@ -14,6 +14,7 @@ from vectorport.adapterkit import (
     Capabilities,
     ConnectionURL,
     Filter,
+    Handles,
     IndexExistsError,
     IndexInfo,
     IndexNotFoundError,
@@ -47,6 +48,9 @@ class DictStoreAdapter:
         self._lock = threading.Lock()
         self._specs: dict[str, IndexSpec] = {}
         self._data: dict[str, dict[str, dict[str, Record]]] = {}
+        # A handle kept across a delete of its index must not reach the index created
+        # again under its name: the kit tells the handles apart (an identity test a call).
+        self._handles = Handles(self._stored_spec)
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> DictStoreAdapter:
@@ -57,10 +61,14 @@ class DictStoreAdapter:
     def capabilities(self) -> Capabilities:
         return CAPABILITIES
 
-    def _ns(self, name: str, namespace: str) -> dict[str, Record]:
-        if name not in self._data:
+    def _stored_spec(self, name: str) -> IndexSpec:
+        if name not in self._specs:
             raise IndexNotFoundError(name)
-        return self._data[name].setdefault(namespace, {})
+        return self._specs[name]
+
+    def _ns(self, index: IndexSpec, namespace: str) -> dict[str, Record]:
+        self._handles.check(index)  # IndexNotFoundError for a deleted index's handle
+        return self._data[index.name].setdefault(namespace, {})
 
     def create_index(self, spec: IndexSpec) -> None:
         with self._lock:
@@ -68,6 +76,7 @@ class DictStoreAdapter:
                 raise IndexExistsError(spec.name)
             self._specs[spec.name] = spec
             self._data[spec.name] = {}
+            self._handles.created(spec)
 
     def describe_index(self, name: str) -> IndexInfo:
         with self._lock:
@@ -84,10 +93,11 @@ class DictStoreAdapter:
             if name not in self._specs:
                 raise IndexNotFoundError(name)
             del self._specs[name], self._data[name]
+            self._handles.deleted(name)
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
         with self._lock:
-            target = self._ns(index.name, namespace)
+            target = self._ns(index, namespace)
             for record in records:
                 target[record.id] = record
 
@@ -98,7 +108,7 @@ class DictStoreAdapter:
         with self._lock:
             scored = [
                 (_score(index.metric, query, [float(x) for x in r.vector]), r)
-                for r in self._ns(index.name, request.namespace).values()
+                for r in self._ns(index, request.namespace).values()
                 if predicate(r.metadata)
             ]
         # The facade orders and cuts; the adapter owes it the candidates complete under
@@ -115,7 +125,7 @@ class DictStoreAdapter:
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         with self._lock:
-            target = self._ns(index.name, namespace)
+            target = self._ns(index, namespace)
             return [target[i] for i in ids if i in target]
 
     def scan(self, index: IndexSpec, namespace: str, *, filter: Filter | None,
@@ -123,7 +133,7 @@ class DictStoreAdapter:
         # In id order, resuming after the last id seen: stable across writes.
         predicate = compile_filter(filter)
         with self._lock:
-            target = self._ns(index.name, namespace)
+            target = self._ns(index, namespace)
             ids = sorted(i for i, r in target.items()
                          if (cursor is None or i > cursor) and predicate(r.metadata))
             page = tuple(target[i] for i in ids[:page_size])
@@ -133,7 +143,7 @@ class DictStoreAdapter:
                filter: Filter | None) -> None:
         predicate = compile_filter(filter)
         with self._lock:
-            target = self._ns(index.name, namespace)
+            target = self._ns(index, namespace)
             doomed = ids if ids is not None else [
                 i for i, r in target.items() if predicate(r.metadata)]
             for rid in doomed:
@@ -142,16 +152,16 @@ class DictStoreAdapter:
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
         predicate = compile_filter(filter)
         with self._lock:
-            return sum(1 for r in self._ns(index.name, namespace).values() if predicate(r.metadata))
+            return sum(1 for r in self._ns(index, namespace).values() if predicate(r.metadata))
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:
         with self._lock:
-            self._ns(index.name, "")
+            self._ns(index, "")
             return [ns for ns, recs in self._data[index.name].items() if recs]
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
         with self._lock:
-            self._ns(index.name, namespace).clear()
+            self._ns(index, namespace).clear()
 
     def close(self) -> None:
         pass
