@@ -60,12 +60,15 @@ class Handles:
         self._stored: dict[str, IndexSpec] = {}
         self._accepted: dict[str, list[IndexSpec]] = {}
         self._retired: dict[int, IndexSpec] = {}
+        self._identities: dict[str, object] = {}
 
     def check(self, index: IndexSpec) -> None:
         """Raise ``IndexNotFoundError`` when ``index`` is not the stored index of its name."""
         accepted = self._accepted.get(index.name)
-        if accepted is not None and any(spec is index for spec in accepted):
-            return
+        if accepted is not None:
+            for spec in accepted:  # a loop, not any(): this runs on every call
+                if spec is index:
+                    return
         if self._retired.get(id(index)) is index:
             raise stale_error(index.name)
         stored = self._stored.get(index.name)
@@ -90,19 +93,35 @@ class Handles:
         self.stored(index.name, spec)
         self.check(index)
 
+    def failed(self, index: IndexSpec, exc: BaseException) -> None:
+        """After an engine call through ``index`` failed with ``exc``: a failure that
+        may come from the index having been replaced elsewhere (another dimension or
+        metric fails writes and searches) checks the handle against the stored spec
+        (:meth:`check_stored`: ``IndexNotFoundError`` if stale); otherwise this returns
+        and the caller raises ``exc``. Transient failures pass unchecked (the read
+        would likely fail the same way)."""
+        if isinstance(exc, BackendError) and not isinstance(exc, TransientBackendError):
+            self.check_stored(index)
+
     @contextmanager
     def replaced_on_failure(self, index: IndexSpec) -> Iterator[None]:
-        """Let an engine failure through, unless it came from ``index`` having been
-        replaced elsewhere (another dimension fails writes and searches): then
-        :meth:`check_stored` raises ``IndexNotFoundError`` instead. Transient failures
-        pass as they are (the read would likely fail the same way)."""
+        """:meth:`failed` for every engine failure inside the block."""
         try:
             yield
-        except TransientBackendError:
+        except BackendError as exc:
+            self.failed(index, exc)
             raise
-        except BackendError:
-            self.check_stored(index)
-            raise
+
+    def identified(self, name: str, identity: object) -> bool:
+        """Note what tells index ``name`` apart from an index created again under its
+        name (a creation token, say), as just read from the engine: another identity
+        than the one noted before means the index was deleted and created again
+        elsewhere, so every handle of the old one is stale. Returns whether so."""
+        replaced = name in self._identities and self._identities[name] != identity
+        if replaced:
+            self.deleted(name)
+        self._identities[name] = identity
+        return replaced
 
     def stored(self, name: str, spec: IndexSpec) -> None:
         """``spec`` was just read from the engine; a changed one drops the accepted
@@ -119,6 +138,7 @@ class Handles:
     def deleted(self, name: str) -> None:
         """Every spec object accepted for ``name`` is stale from now on."""
         self._stored.pop(name, None)
+        self._identities.pop(name, None)
         for spec in self._accepted.pop(name, []):
             if len(self._retired) >= _RETIRED_KEPT:
                 self._retired.pop(next(iter(self._retired)))

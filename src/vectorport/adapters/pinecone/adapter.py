@@ -54,7 +54,6 @@ from vectorport.adapterkit import (
     Match,
     QueryRequest,
     Record,
-    TransientBackendError,
     UnsupportedFeatureError,
     batches,
     fetch_until_settled,
@@ -144,7 +143,6 @@ class PineconeAdapter:
         # name from the same host, so the creation token in its tags is what tells the
         # two apart, read wherever the adapter describes the index (_identify)
         self._specs = IndexHandles(self._stored_spec, same=same_stored)
-        self._tokens: dict[str, str | None] = {}
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> PineconeAdapter:
@@ -211,12 +209,9 @@ class PineconeAdapter:
         """Note the creation token of the index ``model`` describes: another token than
         the one seen before means the index was deleted and created again (elsewhere),
         so the handles of the old one are stale, its host client, layout and LSNs too."""
-        token = (model.tags or {}).get(CREATE_TOKEN_TAG)
-        if name in self._tokens and self._tokens[name] != token:
-            self._specs.deleted(name)
+        if self._specs.identified(name, (model.tags or {}).get(CREATE_TOKEN_TAG)):
             self._drop(name, close=False)  # other threads may still hold it
             self._freshness.forget(name)
-        self._tokens[name] = token
 
     def _described(self, name: str) -> tuple[Any, IndexSpec]:
         model = self._model(name)
@@ -225,13 +220,6 @@ class PineconeAdapter:
 
     def _stored_spec(self, name: str) -> IndexSpec:
         return self._described(name)[1]
-
-    def _failed(self, index: IndexSpec, exc: BackendError) -> None:
-        """After an engine failure of a call through ``index``: if it came from the index
-        having been replaced elsewhere (another dimension fails upserts and queries), the
-        handle is stale (``IndexNotFoundError``); else the caller raises ``exc``."""
-        if not isinstance(exc, (TransientBackendError, IndexNotFoundError)):
-            self._specs.check_stored(index)
 
     def _stats(self, handle: Handle, index: IndexSpec) -> Any:
         """The index's stats, which name its dimension and metric: others than the
@@ -374,7 +362,6 @@ class PineconeAdapter:
         self._drop(name)
         self._freshness.forget(name)
         self._specs.deleted(name)
-        self._tokens.pop(name, None)
 
         def gone() -> bool:
             try:
@@ -403,7 +390,7 @@ class PineconeAdapter:
             answer = self._sdk(lambda: handle.client.upsert(vectors=chunk, namespace=namespace),
                                index.name, "upsert")
         except BackendError as exc:
-            self._failed(index, exc)
+            self._specs.failed(index, exc)
             raise
         info = answer.response_info
         lsn = info.lsn_committed if info is not None else None
@@ -435,7 +422,7 @@ class PineconeAdapter:
                 return self._sdk(lambda: handle.client.query(**prepared.arguments(top_k)),
                                  index.name, "query")
             except BackendError as exc:
-                self._failed(index, exc)
+                self._specs.failed(index, exc)
                 raise
 
         # The first search doubles as the freshness probe of a strong read.

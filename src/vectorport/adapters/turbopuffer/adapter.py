@@ -70,7 +70,6 @@ from vectorport.adapterkit import (
     Record,
     RecordPatch,
     RetryPolicy,
-    TransientBackendError,
     UnsupportedFeatureError,
     ValidationError,
     batches,
@@ -147,7 +146,6 @@ class TurbopufferAdapter:
         # the same turbopuffer namespaces, so the catalog row's creation token is what
         # tells the two apart, read wherever the adapter reads the row (_identify)
         self._specs = Handles(self._spec)
-        self._tokens: dict[str, str | None] = {}
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> TurbopufferAdapter:
@@ -339,17 +337,7 @@ class TurbopufferAdapter:
         """Note the creation token of index ``name``'s catalog row: another token than
         the one seen before means the index was deleted and created again (elsewhere),
         so the handles of the old one are stale."""
-        if name in self._tokens and self._tokens[name] != token:
-            self._specs.deleted(name)
-        self._tokens[name] = token
-
-    def _failed(self, index: IndexSpec, exc: BackendError) -> None:
-        """After an engine failure of a call through ``index``: if it came from the index
-        having been replaced elsewhere (turbopuffer refuses a write of another distance
-        metric or dimension, and a query of another dimension), the handle is stale
-        (``IndexNotFoundError``); else the caller raises ``exc``."""
-        if not isinstance(exc, (TransientBackendError, IndexNotFoundError)):
-            self._specs.check_stored(index)
+        self._specs.identified(name, token)
 
     def describe_index(self, name: str) -> IndexInfo:
         spec = self._spec(name)
@@ -411,7 +399,6 @@ class TurbopufferAdapter:
         except _NamespaceMissingError:
             raise IndexNotFoundError(name) from None  # the catalog itself went away
         self._specs.deleted(name)
-        self._tokens.pop(name, None)
 
     def _delete_native(self, native: str) -> None:
         with contextlib.suppress(_NamespaceMissingError):
@@ -445,7 +432,7 @@ class TurbopufferAdapter:
         try:
             self._call("upsert", lambda: self._ns(native).write(**arguments))
         except BackendError as exc:
-            self._failed(index, exc)
+            self._specs.failed(index, exc)
             raise
         with self._lock:
             self._declared[native] = self._declared.get(native, frozenset()) | fields
@@ -478,7 +465,7 @@ class TurbopufferAdapter:
         try:
             return self._filtered("query", native, request.filter, run, no_matches)
         except BackendError as exc:
-            self._failed(index, exc)
+            self._specs.failed(index, exc)
             raise
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
