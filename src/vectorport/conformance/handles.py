@@ -21,7 +21,8 @@ Shape = tuple[int, Metric]
 
 FIRST: Shape = (2, "dotproduct")
 SECOND: Shape = (2, "euclidean")
-CALLS = ("upsert", "query", "fetch", "count", "delete", "list_namespaces", "delete_namespace")
+CALLS = ("upsert", "upsert_bulk", "query", "query_many", "fetch", "scan", "count", "delete",
+         "list_namespaces", "delete_namespace")
 """The calls every handle offers, as :func:`stale_calls` names them."""
 OPTIONAL_CALLS = frozenset({"list_ids", "patch"})
 """Calls only some handles offer (the navigable and patchable protocols)."""
@@ -45,6 +46,9 @@ def stale_calls(old: Index, dimension: int) -> dict[str, Callable[[], object]]:
         "delete": lambda: old.delete(["b"], namespace="n"),
         "list_namespaces": lambda: old.list_namespaces(),
         "delete_namespace": lambda: old.delete_namespace("n"),
+        "query_many": lambda: old.query_many([_unit(dimension, 0)], namespace="n"),
+        "upsert_bulk": lambda: old.upsert_bulk([("d", [1.0] * dimension)], namespace="n"),
+        "scan": lambda: list(old.iter_records("n")),
     }
     if isinstance(old, ListableIndex):
         calls["list_ids"] = lambda: old.list_ids("n")

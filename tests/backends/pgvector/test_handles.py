@@ -36,16 +36,15 @@ def test_a_handle_of_a_dropped_index_reaches_no_new_one(where: str, url: str) ->
         stale.assert_like_oracle(stale.stale_handle_outcomes(store, again), want)
 
 
-@pytest.mark.parametrize("call", [*stale.CALLS, *sorted(stale.OPTIONAL_CALLS), "scan"])
+@pytest.mark.parametrize("call", [*stale.CALLS, *sorted(stale.OPTIONAL_CALLS)])
 def test_each_call_notices_a_re_creation_by_another_connection(call: str, url: str) -> None:
     """Whichever call comes first after another connection replaced the index (not
     only the first of the shared sequence), it refuses, and the new index is untouched
     (reads notice when they return a row: the new index holds one here)."""
     with vectorport.connect(url) as store, vectorport.connect(url) as other:
         old = stale.replaced_index(store, other, "first_idx")
-        calls = {**stale.stale_calls(old, 2), "scan": lambda: list(old.iter_records("n"))}
         with pytest.raises(vectorport.IndexNotFoundError):
-            calls[call]()
+            stale.stale_calls(old, 2)[call]()
         assert stale.records_of(other, "first_idx") == repr([("b", [0.0, 1.0])])
         with pytest.raises(vectorport.IndexNotFoundError):
             old.count("n")  # and stays refused

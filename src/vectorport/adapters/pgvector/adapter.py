@@ -426,6 +426,10 @@ class PgvectorAdapter:
         names = self._names
         workers = max(1, min(workers, self._settings.pool_max_size))
         with self._connect("upsert", index.name) as conn:
+            # the catalog row first (one statement a load): a table re-created under
+            # the name by another connection with another spec is refused before any
+            # chunk is written (one re-created during the load is not noticed)
+            self._guarded(conn, index)
             empty = bulk.table_empty(conn, names, layout)
         connect = lambda: self._connect("upsert", index.name)  # noqa: E731
         rebuild = empty and len(records) >= bulk.REBUILD_MIN_ROWS
