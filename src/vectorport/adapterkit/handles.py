@@ -15,7 +15,10 @@ call):
   the usual call is an identity test and no I/O.
 
 An index dropped and re-created by another process is noticed where the adapter asks
-for the stored spec again (:meth:`Handles.check_stored`): each adapter's doc says when.
+for the stored spec again (:meth:`Handles.check_stored`; :meth:`Handles.failed` after
+an engine failure, which another dimension or metric causes), or reads an identity the
+engine keeps per index, a creation token say (:meth:`Handles.identified`): each
+adapter's doc says when.
 """
 
 from __future__ import annotations
