@@ -11,11 +11,13 @@ as ``again`` where the engine allows one (the same index re-created by another p
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from vectorport.core.errors import VectorportError
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store
 from vectorport.core.types import Metric
 
+T = TypeVar("T")
 Shape = tuple[int, Metric]
 """The dimension and metric an index is created with."""
 
@@ -84,15 +86,46 @@ def stale_handle_outcomes(store: Store, again: Store, name: str = "gen_idx",
     left out) once its index was replaced (:func:`replaced_index`), and, under
     ``"records"``, what the new index then holds."""
     old = replaced_index(store, again, name, first, second)
-    outcomes = {}
-    for call_name, call in stale_calls(old, first[0]).items():
-        try:
-            call()
-            outcomes[call_name] = "ok"
-        except VectorportError as exc:
-            outcomes[call_name] = type(exc).__name__
+    outcomes = {name: _outcome(call) for name, call in stale_calls(old, first[0]).items()}
     outcomes["records"] = records_of(again, name)
     return outcomes
+
+
+def first_call_outcome(store: Store, again: Store, call: str) -> tuple[str, str, str]:
+    """What ``call`` answers as the first call through a handle of a replaced index
+    (:func:`replaced_index`, named ``first_idx``), what the new index then holds, and
+    what a count through the handle answers afterwards."""
+    old = replaced_index(store, again, "first_idx")
+    first = _outcome(stale_calls(old, FIRST[0])[call])
+    return first, records_of(again, "first_idx"), _outcome(lambda: old.count("n"))
+
+
+def reopened_outcome(store: Store, again: Store) -> tuple[str, int, list[str]]:
+    """A handle opened again through ``store`` after ``again`` replaced the index: its
+    metric, its count, and the ids the new index holds once it has written one."""
+    store.create_index("again_idx", FIRST[0], FIRST[1])
+    again.delete_index("again_idx")
+    again.create_index("again_idx", SECOND[0], SECOND[1]).upsert([("b", _unit(SECOND[0], 1))])
+    fresh = store.index("again_idx")
+    metric, count = fresh.metric, fresh.count()
+    fresh.upsert([("c", [1.0] * SECOND[0])])
+    return metric, count, sorted(again.index("again_idx").fetch(["b", "c"]))
+
+
+def on_oracle(outcome: Callable[[Store, Store], T]) -> T:
+    """``outcome`` on ``memory://`` (one store as both sides): what a backend owes."""
+    import vectorport
+
+    with vectorport.connect("memory://") as oracle:
+        return outcome(oracle, oracle)
+
+
+def _outcome(call: Callable[[], object]) -> str:
+    try:
+        call()
+    except VectorportError as exc:
+        return type(exc).__name__
+    return "ok"
 
 
 def oracle_outcomes(first: Shape = FIRST, second: Shape = SECOND) -> dict[str, str]:
