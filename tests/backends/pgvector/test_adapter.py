@@ -41,12 +41,6 @@ from vectorport.testing.pgvector import as_pgvector_url, libpq_uri
 OFF = {"pgvector": {"iterative_scan": "off"}}
 
 
-@pytest.fixture
-def name(store: Store) -> Iterator[str]:
-    index_name = f"t_{uuid.uuid4().hex[:12]}"
-    yield index_name
-    store.delete_index(index_name, missing_ok=True)
-
 
 def adapter_of(store: Store) -> PgvectorAdapter:
     assert isinstance(store.adapter, PgvectorAdapter)

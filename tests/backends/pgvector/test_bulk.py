@@ -7,9 +7,6 @@ answers come from the reference query.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-
 import numpy as np
 import psycopg
 import pytest
@@ -29,12 +26,6 @@ from vectorport.testing.pgvector import libpq_uri
 DIM = 8
 ROWS = bulk.REBUILD_MIN_ROWS + 1_500  # above the rebuild threshold, more than one chunk
 
-
-@pytest.fixture
-def name(store: Store) -> Iterator[str]:
-    index_name = f"b_{uuid.uuid4().hex[:12]}"
-    yield index_name
-    store.delete_index(index_name, missing_ok=True)
 
 
 def records(count: int, salt: int = 0) -> list[Record]:

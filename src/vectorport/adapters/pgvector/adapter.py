@@ -77,6 +77,7 @@ from vectorport.adapters.pgvector.options import (
     default_ivf_lists,
     index_layout,
 )
+from vectorport.adapters.pgvector.planner_stats import PlannerStatistics
 from vectorport.adapters.pgvector.schema import SET_LOCAL, Names
 from vectorport.adapters.pgvector.statements import Statement
 from vectorport.adapters.pgvector.tables import TableReplacedError
@@ -148,6 +149,9 @@ class PgvectorAdapter:
         self._specs = Handles(self._read_spec)
         self._oids: dict[str, int | None] = {}
         """Per index: the OID of its table, read with the spec the handles must equal."""
+        self._statistics = PlannerStatistics()
+        """Rows written per index, to analyze a table its writes made stale (see
+        :mod:`.planner_stats`)."""
 
     @classmethod
     def from_url(cls, url: ConnectionURL) -> PgvectorAdapter:
@@ -336,7 +340,7 @@ class PgvectorAdapter:
             # fresh statistics first: right after a bulk load the planner would otherwise
             # think the table tiny and never use the ANN index
             bulk.build_meta_index(conn, self._names, layout)  # if a bulk load died
-            conn.execute(psycopg.sql.SQL("ANALYZE {}").format(table))
+            self._refresh_statistics(conn, name, 0, force=True)
             count_row = conn.execute(
                 psycopg.sql.SQL("SELECT count(*) FROM {}").format(table)
             ).fetchone()
@@ -375,6 +379,7 @@ class PgvectorAdapter:
             conn.execute(schema.drop_table(self._names, name))
         self._specs.deleted(name)
         self._oids.pop(name, None)
+        self._statistics.forget(name)
 
     # -- data -------------------------------------------------------------------------
 
@@ -407,6 +412,14 @@ class PgvectorAdapter:
             with conn.transaction():  # rolled back if the table is another (.tables)
                 row = conn.reader().execute(merge, (namespace, *arrays)).fetchone()
                 self._same_table(index, row[0] if row is not None else None)
+            self._refresh_statistics(conn, index.name, len(records))
+
+    def _refresh_statistics(self, conn: Connection[Any], name: str, written: int, *,
+                            force: bool = False) -> None:
+        """After a write of ``written`` rows: ``ANALYZE`` the table when its statistics
+        have fallen far behind (:mod:`.planner_stats`), or now if ``force``."""
+        if self._statistics.wrote(name, written) or force:
+            self._statistics.refresh(conn, name, self._names.table(name), force=force)
 
     def _until_same_table(self, index: IndexSpec, write: Callable[[], None]) -> None:
         """``write``, again once if it met another table than the handle's (rolled
@@ -453,9 +466,15 @@ class PgvectorAdapter:
                     self._lock_catalog_row(conn, index.name)
                     bulk.build_meta_index(conn, names, layout)
                     if ann_built:  # else build_index, which analyzes first, comes later
-                        conn.execute(psycopg.sql.SQL("ANALYZE {}").format(
-                            names.table(index.name)))
+                        # statistics whatever the load's size: without them the
+                        # planner takes the table for tiny and never uses the ANN index
+                        self._refresh_statistics(conn, index.name, len(records), force=True)
                         self._build_ann(conn, layout, rows=len(records))
+        if not (rebuild and ann_built):
+            with self._connect("upsert", index.name) as conn:
+                # a flat or deferred index is read by a scan the planner chooses from
+                # the statistics, which a load into an empty table has none of
+                self._refresh_statistics(conn, index.name, len(records))
 
     def _lock_catalog_row(self, conn: Connection[Any], name: str) -> None:
         """Serialise index rebuilds of ``name`` until the caller's transaction ends."""
