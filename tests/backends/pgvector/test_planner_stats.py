@@ -22,12 +22,12 @@ pytest.importorskip("pgvector")
 from vectorport.adapters.pgvector.planner_stats import MIN_ROWS
 from vectorport.conformance.base import assert_same_matches
 from vectorport.conformance.reference import reference_query
+from vectorport.core.async_store import connect_async
 from vectorport.core.store import Store
 from vectorport.core.types import Record
 from vectorport.testing.pgvector import libpq_uri
 
 DIM = 8
-
 
 
 def records(count: int, start: int = 0) -> list[Record]:
@@ -72,6 +72,20 @@ def test_a_load_through_plain_upserts_leaves_the_table_analyzed(
     assert analyzed_rows(pg_url, store, name) >= MIN_ROWS
     # with statistics, the planner knows the namespace holds every row (without them it
     # assumed half a percent of the table)
+    assert estimated_rows(pg_url, store, name) >= 0.9 * len(loaded)
+    assert_answers(store, name, loaded)
+
+
+async def test_a_load_through_native_async_upserts_leaves_the_table_analyzed(
+        pg_url: str, store: Store, name: str) -> None:
+    astore = await connect_async(pg_url)
+    try:
+        index = await astore.create_index(name, DIM, "cosine", index_type="flat")
+        loaded = records(MIN_ROWS + 500)
+        await index.upsert(loaded, batch_size=1_000)
+    finally:
+        await astore.close()
+    assert analyzed_rows(pg_url, store, name) >= MIN_ROWS
     assert estimated_rows(pg_url, store, name) >= 0.9 * len(loaded)
     assert_answers(store, name, loaded)
 

@@ -77,7 +77,7 @@ from vectorport.adapters.pgvector.options import (
     default_ivf_lists,
     index_layout,
 )
-from vectorport.adapters.pgvector.planner_stats import PlannerStatistics
+from vectorport.adapters.pgvector.planner_stats import PlannerStatistics, arefresh, refresh
 from vectorport.adapters.pgvector.schema import SET_LOCAL, Names
 from vectorport.adapters.pgvector.statements import Statement
 from vectorport.adapters.pgvector.tables import TableReplacedError
@@ -419,7 +419,7 @@ class PgvectorAdapter:
         """After a write of ``written`` rows: ``ANALYZE`` the table when its statistics
         have fallen far behind (:mod:`.planner_stats`), or now if ``force``."""
         if self._statistics.wrote(name, written) or force:
-            self._statistics.refresh(conn, name, self._names.table(name), force=force)
+            refresh(self._statistics, conn, name, self._names.table(name), force=force)
 
     def _until_same_table(self, index: IndexSpec, write: Callable[[], None]) -> None:
         """``write``, again once if it met another table than the handle's (rolled
@@ -664,6 +664,8 @@ class PgvectorAdapter:
                 cur = await conn.cursor(binary=True).execute(merge, (namespace, *arrays))
                 row = await cur.fetchone()
                 self._same_table(index, row[0] if row is not None else None)
+            if self._statistics.wrote(index.name, len(records)):  # as _refresh_statistics
+                await arefresh(self._statistics, conn, index.name, self._names.table(index.name))
 
     async def aquery(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         prepared = prepare_query(self._names, index, request)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from psycopg import Connection, sql
+from psycopg import AsyncConnection, Connection, sql
 
 MIN_ROWS = 10_000
 """Rows written through one adapter before it considers analyzing. Below it even the
@@ -49,27 +49,24 @@ class PlannerStatistics:
             self._written[index] = written
             return written >= max(self._min_rows, self._analyzed_rows.get(index, 0.0))
 
-    def refresh(self, conn: Connection[Any], index: str, table: sql.Composable, *,
-                force: bool = False) -> bool:
-        """``ANALYZE`` ``table`` if ``force``, or if it was never analyzed or has
-        received at least as many rows as it held at its last analysis; True when it
-        did. Called after the write has committed, or inside the transaction that
-        builds an index over the rows just loaded."""
-        with self._lock:
-            written = self._written.get(index, 0)
-        analyzed = _analyzed_rows(conn, table)
+    def look(self, index: str, analyzed: float | None, force: bool) -> int | None:
+        """The rows written to ``index`` since its last analysis when ``ANALYZE`` is due
+        now, the table having held ``analyzed`` rows at its last one (``-1``: never;
+        None: no table any more), else None."""
         if analyzed is None:  # the table went with its index meanwhile
             self.forget(index)
-            return False
-        stale = force or analyzed < 0 or written >= analyzed
-        if stale:
-            conn.execute(sql.SQL("ANALYZE {}").format(table))
-            analyzed = _analyzed_rows(conn, table) or 0.0
+            return None
         with self._lock:
-            if stale:  # rows other threads wrote meanwhile count towards the next look
-                self._written[index] = max(0, self._written.get(index, 0) - written)
+            written = self._written.get(index, 0)
             self._analyzed_rows[index] = analyzed
-        return stale
+        return written if force or analyzed < 0 or written >= analyzed else None
+
+    def analyzed(self, index: str, written: int, rows: float | None) -> None:
+        """``ANALYZE`` ran after ``written`` rows and found ``rows``; rows other threads
+        wrote meanwhile count towards the next look."""
+        with self._lock:
+            self._written[index] = max(0, self._written.get(index, 0) - written)
+            self._analyzed_rows[index] = rows or 0.0
 
     def forget(self, index: str) -> None:
         """The index was deleted: its counts go with it."""
@@ -78,12 +75,44 @@ class PlannerStatistics:
             self._analyzed_rows.pop(index, None)
 
 
-def _analyzed_rows(conn: Connection[Any], table: sql.Composable) -> float | None:
-    """``pg_class.reltuples`` of ``table`` (``-1`` before its first analysis), None
-    when there is no such table."""
-    row = conn.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)",
-                       (table.as_string(conn),)).fetchone()
+READ_ANALYZED = "SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)"
+"""``pg_class.reltuples`` of a table named by a bound parameter: ``-1`` before its
+first analysis, no row when there is no such table."""
+
+
+def refresh(statistics: PlannerStatistics, conn: Connection[Any], index: str,
+            table: sql.Composable, *, force: bool = False) -> bool:
+    """``ANALYZE`` ``table`` if ``force``, or if it was never analyzed or has received
+    at least as many rows as it held at its last analysis; True when it did. Called
+    after the write has committed, or inside the transaction that builds an index over
+    the rows just loaded."""
+    name = table.as_string(conn)
+    written = statistics.look(index, _rows(conn.execute(READ_ANALYZED, (name,)).fetchone()),
+                              force)
+    if written is None:
+        return False
+    conn.execute(sql.SQL("ANALYZE {}").format(table))
+    statistics.analyzed(index, written,
+                        _rows(conn.execute(READ_ANALYZED, (name,)).fetchone()))
+    return True
+
+
+async def arefresh(statistics: PlannerStatistics, conn: AsyncConnection[Any], index: str,
+                   table: sql.Composable) -> bool:
+    """:func:`refresh` on an async connection."""
+    name = table.as_string(conn)
+    cursor = await conn.execute(READ_ANALYZED, (name,))
+    written = statistics.look(index, _rows(await cursor.fetchone()), False)
+    if written is None:
+        return False
+    await conn.execute(sql.SQL("ANALYZE {}").format(table))
+    cursor = await conn.execute(READ_ANALYZED, (name,))
+    statistics.analyzed(index, written, _rows(await cursor.fetchone()))
+    return True
+
+
+def _rows(row: tuple[Any, ...] | None) -> float | None:
     return None if row is None else float(row[0])
 
 
-__all__ = ["MIN_ROWS", "PlannerStatistics"]
+__all__ = ["MIN_ROWS", "READ_ANALYZED", "PlannerStatistics", "arefresh", "refresh"]
