@@ -45,6 +45,7 @@ and end with the results in hand, so conversions each side needs are in its time
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import statistics
@@ -221,6 +222,8 @@ RAW_PG_QUERY = (
     ' FROM "overhead"."vp_overhead" WHERE namespace = %s ORDER BY vp_rank, id LIMIT %s) AS hits'
     " ORDER BY vp_rank, id"
 )
+TABLE_OID_COLUMNS = (", tableoid AS vp_table", ", vp_table")
+"""What the adapter's query selects beyond :data:`RAW_PG_QUERY`: each row's table OID."""
 RAW_PG_STAGE = (
     "CREATE TEMP TABLE raw_stage (id text NOT NULL, embedding vector NOT NULL,"
     " sparse sparsevec, metadata jsonb NOT NULL, document text) ON COMMIT DELETE ROWS"
@@ -261,9 +264,16 @@ def _pgvector(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                  "prepared statements"]
         probe = index.prepare_query(data[0], top_k=TOP_K)
         adapter_sql = statements.query(Names("overhead"), index_layout(index.spec), probe)
-        if adapter_sql.sql.as_string(conn) != RAW_PG_QUERY:
+        # the adapter's rows also carry their table's OID (how it tells a table replaced
+        # under a handle, docs/backends/pgvector.md), which a user's query would not read
+        adapter_text = adapter_sql.sql.as_string(conn)
+        if functools.reduce(lambda text, column: text.replace(column, ""), TABLE_OID_COLUMNS,
+                            adapter_text) != RAW_PG_QUERY:
             notes.append("pgvector: the adapter's query SQL changed; the raw side's hand-written "
                          "copy no longer matches it")
+        elif adapter_text != RAW_PG_QUERY:
+            notes.append("pgvector: the adapter's query is the raw side's with each row's "
+                         "tableoid as well (how a handle notices its table replaced)")
         cursor = conn.cursor(binary=True)
 
         def raw_query(q: Vectors) -> list[str]:
