@@ -21,6 +21,7 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
+import orjson
 
 from vectorport.adapterkit import Record, batches
 from vectorport.adapterkit.bulk import send_chunks
@@ -58,10 +59,57 @@ def encoded_vector(vector: np.ndarray[Any, Any]) -> str:
     return binascii.b2a_base64(vector.tobytes(), newline=False).decode("ascii")
 
 
+_FIXED_BYTES = 64
+"""A record's share of a write's envelope and its columns' separators."""
+
+
 def estimated_bytes(record: Record) -> int:
-    meta = sum(len(str(k)) + len(str(v)) + 8 for k, v in record.metadata.items())
-    return (64 + 3 * len(record.id) + (16 * len(record.vector)) // 3 + meta
-            + len((record.document or "").encode("utf-8")))
+    """An upper estimate of a record's share of a column-oriented write: its id twice
+    (the native id and the id attribute), its base64 vector, its metadata's compact JSON
+    with 8 bytes a field for the column's separators, and its document at up to 4 bytes
+    a character."""
+    return (_FIXED_BYTES + 3 * len(record.id) + (16 * len(record.vector)) // 3
+            + len(orjson.dumps(record.metadata)) + 8 * len(record.metadata)
+            + _document_bytes(record.document))
+
+
+def estimated_bytes_bound(records: Sequence[Record]) -> int:
+    """At least the sum of :func:`estimated_bytes` over ``records``, with one orjson
+    call for all their metadata (the list's brackets and commas only add to it) instead
+    of one call and one Python frame per record (the documents' bound is 4 bytes a
+    character for all of them when any is not ASCII): a 10,000-row load spent 0.05 s
+    estimating record by record before its first write, what made it slower than the
+    plain upsert of the same rows (which cuts by count alone)."""
+    if not records:
+        return 0
+    ids = [r.id for r in records]
+    metadata = [r.metadata for r in records]
+    documents = "".join([r.document for r in records if r.document])
+    # one record's vector for all: the facade validated every one to the index's width
+    vectors = (16 * len(records[0].vector)) // 3 * len(records)
+    return (_FIXED_BYTES * len(records) + 3 * sum(map(len, ids)) + vectors
+            + 8 * sum(map(len, metadata)) + len(orjson.dumps(metadata))
+            + _document_bytes(documents))
+
+
+def _document_bytes(document: str | None) -> int:
+    if document is None:
+        return 0
+    return len(document) if document.isascii() else 4 * len(document)
+
+
+def chunks_of(records: Sequence[Record], max_bytes: int = CHUNK_BYTES
+              ) -> list[Sequence[Record]]:
+    """``records`` in chunks of :data:`CHUNK_ROWS`, each cut further by
+    :func:`estimated_bytes` only when :func:`estimated_bytes_bound` says it may exceed
+    ``max_bytes``."""
+    chunks: list[Sequence[Record]] = []
+    for chunk in batches(records, CHUNK_ROWS):
+        if estimated_bytes_bound(chunk) <= max_bytes:
+            chunks.append(chunk)
+        else:
+            chunks.extend(batches(chunk, CHUNK_ROWS, cost=estimated_bytes, max_cost=max_bytes))
+    return chunks
 
 
 def columns_of(records: Sequence[Record]) -> Columns:
@@ -117,10 +165,9 @@ def load(records: Sequence[Record], workers: int,
          write: Callable[[Sequence[Record], Columns], None]) -> None:
     """Write ``records`` (validated, unique ids), one column-oriented write per chunk."""
     parallel = max(workers, MIN_PARALLEL)
-    chunks = list(batches(records, CHUNK_ROWS, cost=estimated_bytes,
-                          max_cost=CHUNK_BYTES))
-    send_chunks(chunks, lambda chunk: write(chunk, columns_of(chunk)), parallel)
+    send_chunks(chunks_of(records), lambda chunk: write(chunk, columns_of(chunk)), parallel)
 
 
-__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "MIN_PARALLEL", "columns_of", "encoded_vector", "load",
+__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "MIN_PARALLEL", "chunks_of", "columns_of",
+           "encoded_vector", "estimated_bytes", "estimated_bytes_bound", "load",
            "write_arguments"]
