@@ -45,7 +45,6 @@ and end with the results in hand, so conversions each side needs are in its time
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import statistics
@@ -266,9 +265,10 @@ def _pgvector(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         adapter_sql = statements.query(Names("overhead"), index_layout(index.spec), probe)
         # the adapter's rows also carry their table's OID (how it tells a table replaced
         # under a handle, docs/backends/pgvector.md), which a user's query would not read
-        adapter_text = adapter_sql.sql.as_string(conn)
-        if functools.reduce(lambda text, column: text.replace(column, ""), TABLE_OID_COLUMNS,
-                            adapter_text) != RAW_PG_QUERY:
+        adapter_text = stripped = adapter_sql.sql.as_string(conn)
+        for column in TABLE_OID_COLUMNS:
+            stripped = stripped.replace(column, "")
+        if stripped != RAW_PG_QUERY:
             notes.append("pgvector: the adapter's query SQL changed; the raw side's hand-written "
                          "copy no longer matches it")
         elif adapter_text != RAW_PG_QUERY:

@@ -264,6 +264,25 @@ def test_batches_by_count_and_cost() -> None:
         list(batches(items, 0))
 
 
+def test_batches_ask_the_cost_only_of_runs_the_bound_does_not_clear() -> None:
+    items = list(range(10))
+    asked: list[int] = []
+
+    def cost(i: int) -> int:
+        asked.append(i)
+        return i
+
+    # runs of 4 by count; only [4, 5, 6, 7] has a bound (its sum) above 20
+    cut = list(batches(items, 4, cost=cost, max_cost=20, bound=sum))
+    assert cut == [[0, 1, 2, 3], [4, 5, 6], [7], [8, 9]]
+    assert asked == [4, 5, 6, 7]
+    # whatever the bound, the cut keeps the limits and every item once, in order
+    for bound in (sum, lambda run: 10**6, lambda run: sum(run) + 5):
+        runs = list(batches(items, 4, cost=lambda i: i, max_cost=20, bound=bound))
+        assert [i for run in runs for i in run] == items
+        assert all(len(run) <= 4 and (sum(run) <= 20 or len(run) == 1) for run in runs)
+
+
 def test_unique_and_url_cost() -> None:
     assert unique(["b", "a", "b", "c", "a"]) == ["b", "a", "c"]
     assert url_cost("a b/é") == len("a%20b%2F%C3%A9") + 5

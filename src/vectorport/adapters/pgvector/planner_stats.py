@@ -75,7 +75,7 @@ class PlannerStatistics:
             self._analyzed_rows.pop(index, None)
 
 
-READ_ANALYZED = "SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)"
+_READ_ANALYZED = "SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)"
 """``pg_class.reltuples`` of a table named by a bound parameter: ``-1`` before its
 first analysis, no row when there is no such table."""
 
@@ -87,13 +87,13 @@ def refresh(statistics: PlannerStatistics, conn: Connection[Any], index: str,
     after the write has committed, or inside the transaction that builds an index over
     the rows just loaded."""
     name = table.as_string(conn)
-    written = statistics.look(index, _rows(conn.execute(READ_ANALYZED, (name,)).fetchone()),
+    written = statistics.look(index, _rows(conn.execute(_READ_ANALYZED, (name,)).fetchone()),
                               force)
     if written is None:
         return False
     conn.execute(sql.SQL("ANALYZE {}").format(table))
     statistics.analyzed(index, written,
-                        _rows(conn.execute(READ_ANALYZED, (name,)).fetchone()))
+                        _rows(conn.execute(_READ_ANALYZED, (name,)).fetchone()))
     return True
 
 
@@ -101,12 +101,12 @@ async def arefresh(statistics: PlannerStatistics, conn: AsyncConnection[Any], in
                    table: sql.Composable) -> bool:
     """:func:`refresh` on an async connection."""
     name = table.as_string(conn)
-    cursor = await conn.execute(READ_ANALYZED, (name,))
+    cursor = await conn.execute(_READ_ANALYZED, (name,))
     written = statistics.look(index, _rows(await cursor.fetchone()), False)
     if written is None:
         return False
     await conn.execute(sql.SQL("ANALYZE {}").format(table))
-    cursor = await conn.execute(READ_ANALYZED, (name,))
+    cursor = await conn.execute(_READ_ANALYZED, (name,))
     statistics.analyzed(index, written, _rows(await cursor.fetchone()))
     return True
 
@@ -115,4 +115,4 @@ def _rows(row: tuple[Any, ...] | None) -> float | None:
     return None if row is None else float(row[0])
 
 
-__all__ = ["MIN_ROWS", "READ_ANALYZED", "PlannerStatistics", "arefresh", "refresh"]
+__all__ = ["MIN_ROWS", "PlannerStatistics", "arefresh", "refresh"]

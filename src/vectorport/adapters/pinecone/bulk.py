@@ -38,13 +38,13 @@ upserts; the ordinary path sends four batches at once)."""
 
 def requests_of(vectors: list[Any], dimension: int) -> list[list[Any]]:
     """The SDK ``vectors`` of an upsert cut into requests of at most :data:`MAX_VECTORS`
-    and :data:`MAX_BYTES` by :func:`~.codec.estimated_bytes`: all of them in one request
-    when the bound of the estimates' sum allows it (the per-vector cut would then make
-    that one request too), else cut vector by vector."""
-    if len(vectors) <= MAX_VECTORS and estimated_bytes_bound(vectors, dimension) <= MAX_BYTES:
-        return [vectors] if vectors else []
+    and :data:`MAX_BYTES` by :func:`~.codec.estimated_bytes`: each run of
+    :data:`MAX_VECTORS` in one request when the bound of its estimates' sum allows it
+    (the per-vector cut would then make that one request too), else cut vector by
+    vector."""
     return list(batches(vectors, MAX_VECTORS, cost=lambda v: estimated_bytes(v, dimension),
-                        max_cost=MAX_BYTES))
+                        max_cost=MAX_BYTES,
+                        bound=lambda run: estimated_bytes_bound(run, dimension)))
 
 
 def load(records: Sequence[Record], workers: int, layout: int,

@@ -98,18 +98,12 @@ def _document_bytes(document: str | None) -> int:
     return len(document) if document.isascii() else 4 * len(document)
 
 
-def chunks_of(records: Sequence[Record], max_bytes: int = CHUNK_BYTES
-              ) -> list[Sequence[Record]]:
+def chunks_of(records: Sequence[Record], max_bytes: int = CHUNK_BYTES) -> list[list[Record]]:
     """``records`` in chunks of :data:`CHUNK_ROWS`, each cut further by
     :func:`estimated_bytes` only when :func:`estimated_bytes_bound` says it may exceed
     ``max_bytes``."""
-    chunks: list[Sequence[Record]] = []
-    for chunk in batches(records, CHUNK_ROWS):
-        if estimated_bytes_bound(chunk) <= max_bytes:
-            chunks.append(chunk)
-        else:
-            chunks.extend(batches(chunk, CHUNK_ROWS, cost=estimated_bytes, max_cost=max_bytes))
-    return chunks
+    return list(batches(records, CHUNK_ROWS, cost=estimated_bytes, max_cost=max_bytes,
+                        bound=estimated_bytes_bound))
 
 
 def columns_of(records: Sequence[Record]) -> Columns:
