@@ -14,7 +14,7 @@ from vectorport.conformance.dataset import FILTER_CASES
 from vectorport.conformance.reference import Expected
 from vectorport.core import validation
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
-from vectorport.core.filters.ast import operators_used
+from vectorport.core.filters.ast import Filter, operators_used
 from vectorport.core.filters.parse import parse_filter
 from vectorport.core.store import Index, Store
 from vectorport.core.types import METRICS, Match, Metric, Record
@@ -126,6 +126,12 @@ class SuiteBase:
         yield factory
         for name in created:
             store.delete_index(name, missing_ok=True)
+
+    def filter_deviation(self, node: Filter) -> bool:
+        """Whether the adapter refuses the generated filter ``node`` with
+        ``UnsupportedFeatureError`` although it declares every operator in it (the
+        differential and sequence tests check that it does); default: never."""
+        return False
 
     @staticmethod
     def a_metric(store: Store) -> Metric:

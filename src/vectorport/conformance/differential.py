@@ -33,13 +33,9 @@ from vectorport.core.types import Metric, SparseVector
 
 class DifferentialTests(SuiteBase):
     """Binding attributes: ``differential_examples`` (default 300) and
-    ``filter_deviation(node)``, a predicate naming filter shapes the adapter refuses
-    with ``UnsupportedFeatureError`` although it declares their operators."""
+    ``filter_deviation(node)`` (:class:`SuiteBase`)."""
 
     differential_examples: ClassVar[int] = 300
-
-    def filter_deviation(self, node: Filter) -> bool:
-        return False
 
     @pytest.fixture(scope="class")
     @classmethod

@@ -86,7 +86,7 @@ def stale_handle_outcomes(store: Store, again: Store, name: str = "gen_idx",
     left out) once its index was replaced (:func:`replaced_index`), and, under
     ``"records"``, what the new index then holds."""
     old = replaced_index(store, again, name, first, second)
-    outcomes = {name: _outcome(call) for name, call in stale_calls(old, first[0]).items()}
+    outcomes = {name: outcome(call) for name, call in stale_calls(old, first[0]).items()}
     outcomes["records"] = records_of(again, name)
     return outcomes
 
@@ -96,8 +96,8 @@ def first_call_outcome(store: Store, again: Store, call: str) -> tuple[str, str,
     (:func:`replaced_index`, named ``first_idx``), what the new index then holds, and
     what a count through the handle answers afterwards."""
     old = replaced_index(store, again, "first_idx")
-    first = _outcome(stale_calls(old, FIRST[0])[call])
-    return first, records_of(again, "first_idx"), _outcome(lambda: old.count("n"))
+    first = outcome(stale_calls(old, FIRST[0])[call])
+    return first, records_of(again, "first_idx"), outcome(lambda: old.count("n"))
 
 
 def reopened_outcome(store: Store, again: Store) -> tuple[str, int, list[str]]:
@@ -120,7 +120,8 @@ def on_oracle(outcome: Callable[[Store, Store], T]) -> T:
         return outcome(oracle, oracle)
 
 
-def _outcome(call: Callable[[], object]) -> str:
+def outcome(call: Callable[[], object]) -> str:
+    """``"ok"``, or the name of the vectorport error ``call`` raised."""
     try:
         call()
     except VectorportError as exc:

@@ -26,12 +26,15 @@ Everything a binding may set (class attributes, and one method):
   example a negation its backend cannot express exactly). The suite checks that each
   really raises, so a deviation is declared, documented and tested, never silent.
 - ``filter_deviation(node)`` (method): the same refusal as a predicate on a filter AST,
-  for the filters the differential test generates (default: refuses nothing).
+  for the filters the differential and sequence tests generate (default: refuses
+  nothing).
 - ``score_tolerance``: absolute tolerance of score comparisons (default 1e-3); an
   approximate (ANN) index passes the suite's small datasets exactly, so this is about
   float rounding only.
 - ``differential_examples``: how many generated cases the differential test runs
   against the oracle (default 300).
+- ``sequence_steps``: how many interleaved writes, deletes and reads the sequence test
+  runs per metric against the reference adapter (default 90, :mod:`.sequences`).
 - ``matrix_label``: the binding's column title in the capability matrix (default: the
   class name without ``Test``); ``matrix_include = False`` leaves it out of the matrix.
 
@@ -84,6 +87,7 @@ from vectorport.conformance.precision import PrecisionTests
 from vectorport.conformance.reference import reference_query
 from vectorport.conformance.robustness import ConcurrencyTests, HostileInputTests
 from vectorport.conformance.scanning import ScanTests
+from vectorport.conformance.sequences import SequenceTests
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.errors import (
     DimensionMismatchError,
@@ -717,6 +721,7 @@ _mark_tests(PrecisionTests, CRUD)
 class ConformanceSuite(
     ConcurrencyTests,
     DifferentialTests,
+    SequenceTests,
     HostileInputTests,
     LifecycleTests,
     CrudTests,
