@@ -31,7 +31,13 @@ from vectorport.adapterkit.errors import (
     ErrorTranslator,
     retry_after,
 )
-from vectorport.adapterkit.filters import FilterCompiler, Memo
+from vectorport.adapterkit.filters import (
+    FLOAT64_EXACT_LIMIT,
+    FilterCompiler,
+    Memo,
+    check_exact_number,
+    refuse_inexact_numbers,
+)
 from vectorport.adapterkit.handles import Handles, same_index, stale_error
 from vectorport.adapterkit.options import Option, OptionSpec, matching, positive, within
 from vectorport.adapterkit.ranking import (
@@ -124,6 +130,7 @@ from vectorport.core.types import (
 __all__ = [
     "ALL_FILTER_OPERATORS",
     "FIELD_OPERATORS",
+    "FLOAT64_EXACT_LIMIT",
     "LIST_OPERATORS",
     "LOGICAL_OPERATORS",
     "METRICS",
@@ -189,6 +196,7 @@ __all__ = [
     "VectorportError",
     "batches",
     "check_deadline",
+    "check_exact_number",
     "complete_at_cut",
     "contract_order",
     "deadline",
@@ -206,6 +214,7 @@ __all__ = [
     "positive",
     "prefix_upper_bound",
     "read_only_float32",
+    "refuse_inexact_numbers",
     "remaining",
     "request_timeout",
     "retry_after",

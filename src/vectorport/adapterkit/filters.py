@@ -19,7 +19,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import ClassVar, Generic, TypeVar
 
-from vectorport.core.filters.ast import Filter
+from vectorport.core.errors import UnsupportedFeatureError
+from vectorport.core.filters.ast import Condition, Filter, walk
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -99,4 +100,30 @@ class FilterCompiler(ABC, Generic[T]):
         """The native filter for ``node``, not memoised."""
 
 
-__all__ = ["FilterCompiler", "Memo"]
+FLOAT64_EXACT_LIMIT = 2**53
+"""The magnitude from which a float64 no longer holds every integer: an engine that
+compares numbers as float64 takes ``2**53 + 1`` for ``2**53`` (and an int beyond it for
+the float next to it)."""
+
+
+def check_exact_number(backend: str, op: str, value: object, reason: str) -> None:
+    """Refuse a number operand of magnitude :data:`FLOAT64_EXACT_LIMIT` or more, for an
+    engine that compares numbers as float64 (``reason`` says so in the backend's words):
+    below it every int and float compares there as the contract compares them, by value."""
+    if (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and abs(value) >= FLOAT64_EXACT_LIMIT):
+        raise UnsupportedFeatureError(backend, f"{op} with a number of magnitude 2^53 or more",
+                                      reason)
+
+
+def refuse_inexact_numbers(node: Filter, backend: str, reason: str) -> None:
+    """:func:`check_exact_number` for every operand of ``node``, before it is compiled."""
+    for part in walk(node):
+        if isinstance(part, Condition):
+            values = part.value if isinstance(part.value, tuple) else (part.value,)
+            for value in values:
+                check_exact_number(backend, part.op, value, reason)
+
+
+__all__ = ["FLOAT64_EXACT_LIMIT", "FilterCompiler", "Memo", "check_exact_number",
+           "refuse_inexact_numbers"]

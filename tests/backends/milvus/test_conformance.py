@@ -15,7 +15,7 @@ import pytest
 import vectorport
 from vectorport.conformance import ConformanceSuite
 from vectorport.conformance.protocols import NavigableConformance, PatchableConformance
-from vectorport.core.filters.ast import Condition, Filter, Not
+from vectorport.core.filters.ast import Condition, Filter, Not, walk
 
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
@@ -33,13 +33,27 @@ def _has_exists_false(node: Filter) -> bool:
     return any(_has_exists_false(c) for c in node.children)
 
 
+def _has_inexact_number(node: Filter) -> bool:
+    """A number operand of magnitude 2^53 or more anywhere in ``node``."""
+    for part in walk(node):
+        if isinstance(part, Condition):
+            values = part.value if isinstance(part.value, tuple) else (part.value,)
+            if any(isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 2**53
+                   for v in values):
+                return True
+    return False
+
+
 class TestMilvus(ConformanceSuite):
     matrix_label = "milvus (milvus-lite 2, C++ engine)" if LEGACY else "milvus (milvus-lite)"
-    known_filter_deviations = frozenset({"exists_false"}) if LEGACY else frozenset()
+    known_filter_deviations = (frozenset({"exists_false", "eq_big_int", "gt_big_int"}) if LEGACY
+                               else frozenset())
 
     def filter_deviation(self, node: Filter) -> bool:
-        """On milvus-lite 2, filters with ``$exists: false`` anywhere are refused."""
-        return LEGACY and _has_exists_false(node)
+        """On milvus-lite 2, filters with ``$exists: false`` anywhere are refused, and
+        number operands of magnitude 2^53 or more (that engine compares JSON numbers as
+        float64), stated independently of the adapter's code."""
+        return LEGACY and (_has_exists_false(node) or _has_inexact_number(node))
     @pytest.fixture(scope="class")
     @classmethod
     def store(cls) -> Iterator[vectorport.Store]:

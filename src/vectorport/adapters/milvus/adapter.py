@@ -57,6 +57,7 @@ from vectorport.adapterkit import (
     batches,
     prefix_upper_bound,
     read_only_float32,
+    refuse_inexact_numbers,
     request_timeout,
     unique,
 )
@@ -108,6 +109,10 @@ def _quiet_released_collection_errors() -> None:
 _quiet_released_collection_errors()
 
 BACKEND = "milvus"
+_KEY_FIELDS = frozenset({layout.PK, layout.NAMESPACE})
+"""Fields a query on milvus-lite 2 may ask for on a collection that never held a row."""
+_INEXACT_NUMBERS = ("the Milvus C++ engine of milvus-lite 2 compares JSON numbers as 64-bit "
+                    "floats, which cannot hold such a value exactly")
 DEFAULT_PORT = 19530
 LITE_FILENAME = "vectorport.db"
 _PK_CHUNK = 1_000
@@ -212,6 +217,8 @@ class MilvusAdapter:
 
     def _scoped(self, index: IndexSpec, namespace: str, node: Filter | None,
                 *extra: str) -> str:
+        if node is not None and not self._engine.exact_numbers:
+            refuse_inexact_numbers(node, BACKEND, _INEXACT_NUMBERS)
         return scoped(namespace, node, *extra, negation=self._engine.negation,
                       encoded=self._engine.encoded_text,
                       bounds_in_meta=node is not None and self._bounds_in_meta(index))
@@ -559,9 +566,19 @@ class MilvusAdapter:
     def _ordered(self, index: IndexSpec, expression: str, fields: list[str], limit: int,
                  consistency: str = "Strong") -> list[Row]:
         """Up to ``limit`` rows in primary-key order (the query-iterator ordering)."""
-        rows = self._call("query", index.name, self._client.query, filter=expression,
-                          output_fields=fields, limit=limit, iterator="True",
-                          consistency_level=consistency)
+        if self._engine.fetch_keys_first and not set(fields) <= _KEY_FIELDS:
+            # milvus-lite 2 fails a query for vectors on a collection that never held a
+            # row (a sparse-only query's scan in id order met it): the keys alone first,
+            # as fetch does
+            keys = [str(r[layout.PK]) for r in
+                    self._ordered(index, expression, [layout.PK], limit, consistency)]
+            rows = [row for chunk in batches(keys, _PK_CHUNK) for row in self._call(
+                "query", index.name, self._client.query, filter=pk_in(chunk),
+                output_fields=fields, consistency_level=consistency)]
+        else:
+            rows = self._call("query", index.name, self._client.query, filter=expression,
+                              output_fields=fields, limit=limit, iterator="True",
+                              consistency_level=consistency)
         return sorted(rows, key=lambda r: str(r[layout.PK]))
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:

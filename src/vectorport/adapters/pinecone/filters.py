@@ -42,7 +42,7 @@ from vectorport.adapterkit import (
 )
 from vectorport.adapters.pinecone.codec import BACKEND, NUMBER_KEYS
 
-EXACT_NUMBER_LIMIT = 2**53
+EXACT_NUMBER_LIMIT = kit.FLOAT64_EXACT_LIMIT
 _COMPLEMENT = {"$gt": "$lte", "$gte": "$lt", "$lt": "$gte", "$lte": "$gt"}
 _RANGE = frozenset(_COMPLEMENT)
 
@@ -89,15 +89,8 @@ def _join(op: str, parts: list[PineconeFilter]) -> PineconeFilter:
 
 
 def _number_check(value: Scalar, op: str) -> None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and (
-        abs(value) >= EXACT_NUMBER_LIMIT
-    ):
-        raise UnsupportedFeatureError(
-            BACKEND,
-            f"{op} with a number of magnitude 2^53 or more",
-            "Pinecone compares numbers as 64-bit floats, which cannot hold such a value "
-            "exactly",
-        )
+    kit.check_exact_number(BACKEND, op, value, "Pinecone compares numbers as 64-bit floats, "
+                           "which cannot hold such a value exactly")
 
 
 def _missing(field: str) -> PineconeFilter:

@@ -45,13 +45,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from vectorport import adapterkit as kit
 from vectorport.adapterkit import FilterCompiler, Memo
 from vectorport.adapters.qdrant import naming, numbers
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
 
 BACKEND = "qdrant"
-EXACT_NUMBER_LIMIT = 2**53
+EXACT_NUMBER_LIMIT = kit.FLOAT64_EXACT_LIMIT
 _RANGE_KEYS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
 QdrantFilter = dict[str, Any]
@@ -175,13 +176,8 @@ def _join(clause: str, parts: list[QdrantFilter]) -> QdrantFilter:
 
 
 def _check_number(value: Scalar, op: str) -> None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and (
-        abs(value) >= EXACT_NUMBER_LIMIT
-    ):
-        raise UnsupportedFeatureError(
-            BACKEND, f"{op} with a number of magnitude 2^53 or more",
-            "Qdrant compares numbers as 64-bit floats, which cannot hold such a value exactly",
-        )
+    kit.check_exact_number(BACKEND, op, value, "Qdrant compares numbers as 64-bit floats, "
+                           "which cannot hold such a value exactly")
 
 
 def _equals(field: str, value: Scalar, dialect: Dialect, op: str) -> QdrantFilter:
