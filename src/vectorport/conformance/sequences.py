@@ -12,7 +12,9 @@ values from the contract's edges: ints at and beyond 2^53 and at the int64 bound
 from 5e-324 to 1e308 and ``-0.0``, strings with quotes, backslashes, SQL wildcards,
 characters beyond the BMP and U+FFFF, metadata keys that engines commonly use for their
 own columns (``id``, ``pk``, ``vector``, ``_distance``, ``metadata``…), and ids that need
-escaping.
+escaping. Where the adapter sums dense and sparse scores, the dot-product sequence gives
+half its records sparse vectors and queries dense, sparse and hybrid: a replacement
+without a sparse vector (or a document) must drop the one stored.
 
 Every refusal is checked too: a filter the adapter refuses with
 :class:`UnsupportedFeatureError` must use an operator it does not declare or be one of
@@ -45,7 +47,7 @@ from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import Filter, operators_used
 from vectorport.core.filters.parse import parse_filter
 from vectorport.core.store import Index, ListableIndex, Store
-from vectorport.core.types import Match
+from vectorport.core.types import Match, SparseVector
 
 INTS = (0, 1, -1, 2, 3, 42, 2**53, 2**53 + 1, -(2**53) - 1, 10**15 + 7, -(2**63), 2**63 - 1)
 FLOATS = (0.0, -0.0, 0.1, 0.5, 1.0, 1.5, -2.5, 3.0, 1e-7, 123456.789, 1e-300, 5e-324,
@@ -61,6 +63,7 @@ IDS = ("a", "b", "A", "Z", "z", "0", "00", "1", "é", "ß", "ünï", "😀", "\u
 NAMESPACES = ("", "ns1", "N.s-2")
 PREFIXES = (None, "", "a", "A", "0", "%", "_", "\\", "x'", "id ", "long", "😀", "ü", "a/", "-")
 COMPONENTS = (0.0, 1.0, -1.0, 0.5, -0.5, 0.25, 2.0, 3.0)
+SPARSE_VALUES = (0.5, 1.0, 2.0, -1.0, 3.0)
 RANGES = ("$gt", "$gte", "$lt", "$lte")
 DIMENSION = 4
 
@@ -80,12 +83,15 @@ class SequenceTests(SuiteBase):
 
     @pytest.mark.feature(DIFFERENTIAL)
     def test_sequences_against_the_reference(self, store: Store) -> None:
-        metrics = sorted(store.capabilities.metrics)
+        caps = store.capabilities
         with vectorport.connect("memory://") as reference:
-            for seed, metric in enumerate(metrics):
+            for seed, metric in enumerate(sorted(caps.metrics)):
+                # sparse vectors too where hybrid scores are sums (on dot product, as the
+                # differential test): a replacement must drop a sparse vector it lacks
+                sparse = caps.sparse and caps.hybrid == "sum" and metric == "dotproduct"
                 name = unique_name("seq")
-                index = store.create_index(name, DIMENSION, metric)
-                oracle = reference.create_index(name, DIMENSION, metric)
+                index = store.create_index(name, DIMENSION, metric, sparse=sparse)
+                oracle = reference.create_index(name, DIMENSION, metric, sparse=sparse)
                 try:
                     _Run(self, store, index, oracle, random.Random(seed)).steps(
                         self.sequence_steps)
@@ -101,8 +107,9 @@ class _Run:
         self.suite, self.index, self.oracle, self.draw = suite, index, oracle, draw
         self.caps = store.capabilities
         self.keys = draw.sample(KEYS, draw.randint(3, 6))
+        self.sparse = index.spec.sparse
         self.log: list[str] = [f"index = store.create_index('repro', {DIMENSION}, "
-                               f"{index.spec.metric!r})"]
+                               f"{index.spec.metric!r}, sparse={self.sparse})"]
 
     def steps(self, count: int) -> None:
         actions: list[tuple[float, Callable[[str], None]]] = [
@@ -171,6 +178,11 @@ class _Run:
             return {op: [self.filter(depth + 1) for _ in range(self.draw.randint(1, 3))]}
         return {"$not": self.filter(depth + 1)}
 
+    def sparse_vector(self) -> SparseVector:
+        indices = sorted(self.draw.sample(range(13), self.draw.randint(1, 4)))
+        return SparseVector(tuple(indices),
+                            tuple(self.draw.choice(SPARSE_VALUES) for _ in indices))
+
     def vector(self) -> list[float]:
         while True:
             vector = [self.draw.choice(COMPONENTS) for _ in range(DIMENSION)]
@@ -188,6 +200,8 @@ class _Run:
                              self.draw.sample(self.keys, self.draw.randint(0, len(self.keys)))}}
             if self.caps.documents and self.draw.random() < 0.3:
                 row["document"] = self.draw.choice(STRINGS)
+            if self.sparse and self.draw.random() < 0.5:
+                row["sparse"] = self.sparse_vector()
             rows.append(row)
         self.write(f"upsert({rows!r}, namespace={namespace!r})",
                    lambda i: i.upsert(rows, namespace=namespace))
@@ -206,19 +220,21 @@ class _Run:
 
     def query(self, namespace: str) -> None:
         raw = None if self.draw.random() < 0.2 else self.filter()
-        vector, top_k = self.vector(), self.draw.randint(1, 12)
-        include_vectors = self.draw.random() < 0.4
-        call = (f"query({vector!r}, top_k={top_k}, filter={raw!r}, namespace={namespace!r}, "
-                f"include_vectors={include_vectors})")
+        mode = self.draw.choice(("dense", "sparse", "hybrid")) if self.sparse else "dense"
+        vector = self.vector() if mode != "sparse" else None
+        sparse = self.sparse_vector() if mode != "dense" else None
+        top_k, include_vectors = self.draw.randint(1, 12), self.draw.random() < 0.4
+        call = (f"query({vector!r}, sparse={sparse!r}, top_k={top_k}, filter={raw!r}, "
+                f"namespace={namespace!r}, include_vectors={include_vectors})")
         self.log.append(call)
-        expected = self.oracle.query(vector, top_k=10_000, filter=raw, namespace=namespace,
-                                     include_vectors=True)
+        expected = self.oracle.query(vector, sparse=sparse, top_k=10_000, filter=raw,
+                                     namespace=namespace, include_vectors=True)
         got = self.refusable(call, raw, lambda: self.index.query(
-            vector, top_k=top_k, filter=raw, namespace=namespace,
+            vector, sparse=sparse, top_k=top_k, filter=raw, namespace=namespace,
             include_vectors=include_vectors))
         if got is None:
             return
-        unreachable = self.unreachable(vector, namespace)
+        unreachable = self.unreachable(vector, namespace) if vector is not None else set()
         tolerance = self.suite.score_tolerance
         assert_same_matches(got, [Expected(m.id, m.score) for m in expected
                                   if m.id not in unreachable], tolerance,
@@ -266,6 +282,9 @@ class _Run:
                 f"{self.context(call)}: metadata of {record_id!r}: {dict(record.metadata)!r}, "
                 f"expected {dict(expected.metadata)!r}")
             assert record.document == expected.document, self.context(call)
+            assert record.sparse == expected.sparse, (
+                f"{self.context(call)}: sparse vector of {record_id!r}: {record.sparse!r}, "
+                f"expected {expected.sparse!r}")
             assert np.allclose(record.vector, expected.vector, rtol=1e-6, atol=0), (
                 f"{self.context(call)}: vector of {record_id!r}")
 
@@ -350,4 +369,5 @@ class _Run:
     def context(self, call: str) -> str:
         steps = "\n".join(line if i == 0 or line.startswith("#") else f"index.{line}"
                            for i, line in enumerate(self.log))
-        return f"{call}\nreproduction (vectorport.connect('memory://') answers otherwise):\n{steps}"
+        return (f"{call}\nreproduction (vectorport.connect('memory://') answers otherwise; "
+                f"SparseVector from vectorport):\n{steps}")
