@@ -38,6 +38,7 @@ pytest.importorskip("milvus_lite")
 
 from vectorport.adapterkit import prefix_upper_bound as _successor
 from vectorport.adapters.milvus.adapter import MilvusAdapter
+from vectorport.adapters.milvus.engine_line import CURRENT, SERVER, engine_of_version
 from vectorport.testing.milvus import lite_major_version, milvus_url
 
 LITE2 = lite_major_version() < 3
@@ -100,6 +101,8 @@ def test_server_mode_with_a_masked_token(monkeypatch: pytest.MonkeyPatch) -> Non
             pytest.skip("VECTORPORT_TEST_MILVUS_URL is set")
         with vectorport.connect(f"{url}?token_env=VP_TEST_MILVUS_TOKEN&timeout=30") as store:
             assert "s3cret" not in repr(store.adapter)
+            # a served milvus-lite 3 names itself, and compares numbers by value
+            assert store.adapter.engine is CURRENT
             index = store.create_index("vp_server_mode", 4, "euclidean")
             rows = dataset_rows()[:8]
             index.upsert(rows)
@@ -482,3 +485,15 @@ def test_a_sparse_only_query_on_an_index_never_written(store: vectorport.Store) 
         assert [m.id for m in index.query(None, sparse=sparse, top_k=3)] == ["a"]
     finally:
         store.delete_index(index.name)
+
+
+@pytest.mark.parametrize(("version", "exact"), [
+    ("milvus_lite-3.2.2", True), ("v2.5.4", False), ("v2.6.0-beta", False),
+    ("Zilliz Cloud Vector Database(Compatible with Milvus 2.5)", False),
+])
+def test_servers_other_than_milvus_lite_refuse_inexact_numbers(version: str,
+                                                               exact: bool) -> None:
+    engine = engine_of_version(version)
+    assert engine.exact_numbers is exact
+    assert engine is (CURRENT if exact else SERVER)
+    assert engine.capabilities == CURRENT.capabilities  # the same line otherwise

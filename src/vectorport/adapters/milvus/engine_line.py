@@ -1,9 +1,11 @@
 """The two Milvus engine lines the adapter speaks to, told apart at connect time.
 
-``CURRENT``: Milvus servers (2.5 and later) and milvus-lite 3 (the pure-Python
-re-implementation a fresh ``pip install "vectorport[milvus]"`` gives). Everything the
+``CURRENT``: milvus-lite 3 (the pure-Python re-implementation a fresh
+``pip install "vectorport[milvus]"`` gives), in a file or served. Everything the
 adapter offers works there: the layout of :mod:`.layout` as documented, the IndexSpec in
-a collection property, ``exists`` guards and ``not`` in expressions.
+a collection property, ``exists`` guards and ``not`` in expressions. ``SERVER``: Milvus
+servers (2.5 and later), the same but for number operands of magnitude 2^53 or more in
+filters, which are refused (see :data:`SERVER`).
 
 ``LITE2``: milvus-lite 2.x, the real Milvus C++ engine (segcore) embedded in a process,
 reached with pymilvus 2.6. Probed on milvus-lite 2.5.1, it differs in ways that change
@@ -116,6 +118,24 @@ LITE2 = Engine(
 )
 
 
+SERVER = dataclasses.replace(CURRENT, name="Milvus server", exact_numbers=False)
+"""A Milvus server (or Zilliz Cloud): the current line's layout and capabilities, with
+the C++ engine's number comparisons. Milvus's own tests document that a JSON double is
+compared with an int64 literal as a double (``ExprJsonUint64Test.cpp``, "a shared
+precision limit across scan, index and stats paths"), what milvus-lite 2 showed here, so
+filter operands of magnitude 2^53 or more are refused, as there. Not run here (no Docker);
+milvus-lite 3, served or in a file, compares by value and stays :data:`CURRENT`."""
+
+LITE_SERVER_VERSION = "milvus_lite"
+"""How a ``milvus-lite server`` (3.x) names itself in ``GetVersion``
+(``milvus_lite-3.2.2``); a Milvus server answers ``v2.5.4`` and the like."""
+
+
+def engine_of_version(version: str) -> Engine:
+    """The engine line behind a server that answered ``GetVersion`` with ``version``."""
+    return CURRENT if version.startswith(LITE_SERVER_VERSION) else SERVER
+
+
 def _major(version: str) -> int:
     head = version.split(".", 1)[0]
     return int(head) if head.isdigit() else 0
@@ -141,11 +161,13 @@ def detect_engine(client: Any, *, lite_file: bool, timeout: float | None = None)
             return CURRENT
         return LITE2 if _major(version) < 3 else CURRENT
     try:
-        client.get_server_version(**({} if timeout is None else {"timeout": timeout}))
+        version = client.get_server_version(**({} if timeout is None else {"timeout": timeout}))
     except Exception as exc:
-        if _unimplemented(exc):
-            return LITE2
-    return CURRENT
+        # a server that does not say what it is: the current line, its numbers as a
+        # Milvus server compares them (the refusal only turns doubtful answers into errors)
+        return LITE2 if _unimplemented(exc) else SERVER
+    return engine_of_version(str(version))
 
 
-__all__ = ["CATALOG", "CURRENT", "LITE2", "Engine", "detect_engine"]
+__all__ = ["CATALOG", "CURRENT", "LITE2", "LITE_SERVER_VERSION", "SERVER", "Engine",
+           "detect_engine", "engine_of_version"]
