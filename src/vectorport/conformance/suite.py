@@ -35,6 +35,10 @@ Everything a binding may set (class attributes, and one method):
   against the oracle (default 300).
 - ``sequence_steps``: how many interleaved writes, deletes and reads the sequence test
   runs per metric against the reference adapter (default 90, :mod:`.sequences`).
+- ``search_loses_records``: the reason (naming the engine's own issue) when the engine
+  is known to leave live records unreachable by vector search after deletes and upserts;
+  the sequence test then compares answers over the records a search still reaches and
+  names the others in a warning (default None: every record must be found).
 - ``matrix_label``: the binding's column title in the capability matrix (default: the
   class name without ``Test``); ``matrix_include = False`` leaves it out of the matrix.
 
