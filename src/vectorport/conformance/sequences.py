@@ -93,7 +93,7 @@ class SequenceTests(SuiteBase):
                 index = store.create_index(name, DIMENSION, metric, sparse=sparse)
                 oracle = reference.create_index(name, DIMENSION, metric, sparse=sparse)
                 try:
-                    _Run(self, store, index, oracle, random.Random(seed)).steps(
+                    _Run(self, index, oracle, random.Random(seed)).steps(
                         self.sequence_steps)
                 finally:
                     store.delete_index(name, missing_ok=True)
@@ -102,10 +102,10 @@ class SequenceTests(SuiteBase):
 class _Run:
     """One sequence: the adapter's index and the reference's, and the steps so far."""
 
-    def __init__(self, suite: SequenceTests, store: Store, index: Index, oracle: Index,
+    def __init__(self, suite: SequenceTests, index: Index, oracle: Index,
                  draw: random.Random) -> None:
         self.suite, self.index, self.oracle, self.draw = suite, index, oracle, draw
-        self.caps = store.capabilities
+        self.caps = index.store.capabilities
         self.keys = draw.sample(KEYS, draw.randint(3, 6))
         self.sparse = index.spec.sparse
         self.log: list[str] = [f"index = store.create_index('repro', {DIMENSION}, "

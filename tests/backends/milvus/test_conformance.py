@@ -16,10 +16,12 @@ import pytest
 import vectorport
 from vectorport.conformance import ConformanceSuite
 from vectorport.conformance.protocols import NavigableConformance, PatchableConformance
-from vectorport.core.filters.ast import Condition, Filter, Not, walk
+from vectorport.core.filters.ast import Condition, Filter, Not
 
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
+
+from tests.support.deviations import inexact_number
 
 from vectorport.testing.milvus import lite_major_version, milvus_url
 
@@ -32,17 +34,6 @@ def _has_exists_false(node: Filter) -> bool:
     if isinstance(node, Not):
         return _has_exists_false(node.child)
     return any(_has_exists_false(c) for c in node.children)
-
-
-def _has_inexact_number(node: Filter) -> bool:
-    """A number operand of magnitude 2^53 or more anywhere in ``node``."""
-    for part in walk(node):
-        if isinstance(part, Condition):
-            values = part.value if isinstance(part.value, tuple) else (part.value,)
-            if any(isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 2**53
-                   for v in values):
-                return True
-    return False
 
 
 BIG_INT_CASES = frozenset({"eq_big_int", "gt_big_int"})
@@ -60,7 +51,7 @@ class TestMilvus(ConformanceSuite):
         """On milvus-lite 2, filters with ``$exists: false`` anywhere are refused; there
         and on a Milvus server, number operands of magnitude 2^53 or more."""
         return (LEGACY and _has_exists_false(node)) or (
-            self.inexact_numbers and _has_inexact_number(node))
+            self.inexact_numbers and inexact_number(node))
 
     @pytest.fixture(scope="class")
     @classmethod

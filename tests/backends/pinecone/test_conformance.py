@@ -16,9 +16,11 @@ import pytest
 
 pytest.importorskip("pinecone")
 
+from tests.support.deviations import inexact_number, string_range
+
 import vectorport
 from vectorport.conformance import ConformanceSuite
-from vectorport.core.filters.ast import Condition, Filter, walk
+from vectorport.core.filters.ast import Filter
 from vectorport.core.retry import RetryPolicy
 from vectorport.testing import url_from_env
 from vectorport.testing.emulators import pinecone as emulator
@@ -38,8 +40,6 @@ PINECONE_FILTER_DEVIATIONS = frozenset({
 })
 
 
-RANGES = frozenset({"$gt", "$gte", "$lt", "$lte"})
-
 
 class PineconeBinding(ConformanceSuite):
     known_filter_deviations: ClassVar[frozenset[str]] = PINECONE_FILTER_DEVIATIONS
@@ -47,16 +47,7 @@ class PineconeBinding(ConformanceSuite):
     def filter_deviation(self, node: Filter) -> bool:
         """The shapes the adapter refuses (see the adapter's filters module), stated
         independently of its code: ranges over strings, numbers of magnitude >= 2^53."""
-        for part in walk(node):
-            if not isinstance(part, Condition):
-                continue
-            if part.op in RANGES and isinstance(part.value, str):
-                return True
-            values = part.value if isinstance(part.value, tuple) else (part.value,)
-            if any(isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 2**53
-                   for v in values):
-                return True
-        return False
+        return string_range(node) or inexact_number(node)
 
 
 def emulator_store(

@@ -57,7 +57,6 @@ from vectorport.adapterkit import (
     batches,
     prefix_upper_bound,
     read_only_float32,
-    refuse_inexact_numbers,
     request_timeout,
     unique,
 )
@@ -111,8 +110,6 @@ _quiet_released_collection_errors()
 BACKEND = "milvus"
 _KEY_FIELDS = frozenset({layout.PK, layout.NAMESPACE})
 """Fields a query on milvus-lite 2 may ask for on a collection that never held a row."""
-_INEXACT_NUMBERS = ("the Milvus C++ engine of milvus-lite 2 compares JSON numbers as 64-bit "
-                    "floats, which cannot hold such a value exactly")
 DEFAULT_PORT = 19530
 LITE_FILENAME = "vectorport.db"
 _PK_CHUNK = 1_000
@@ -217,10 +214,9 @@ class MilvusAdapter:
 
     def _scoped(self, index: IndexSpec, namespace: str, node: Filter | None,
                 *extra: str) -> str:
-        if node is not None and not self._engine.exact_numbers:
-            refuse_inexact_numbers(node, BACKEND, _INEXACT_NUMBERS)
         return scoped(namespace, node, *extra, negation=self._engine.negation,
                       encoded=self._engine.encoded_text,
+                      exact_numbers=self._engine.exact_numbers,
                       bounds_in_meta=node is not None and self._bounds_in_meta(index))
 
     def _bounds_in_meta(self, index: IndexSpec) -> bool:

@@ -51,6 +51,8 @@ from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Sc
 from vectorport.core.filters.parse import kind_of
 
 BACKEND = "milvus"
+INEXACT_NUMBERS = ("the Milvus C++ engine compares JSON numbers as 64-bit floats, which "
+                   "cannot hold such a value exactly")
 
 _RANGE_SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
@@ -238,19 +240,23 @@ class _Compiler(kit.FilterCompiler[str]):
     """One engine dialect's compiler; memoised by the kit (keyed by the node's ``repr``,
     so ``True``, ``1`` and ``1.0`` filters never share an expression)."""
 
-    def __init__(self, negation: bool, encoded: bool, bounds_in_meta: bool) -> None:
+    def __init__(self, negation: bool, encoded: bool, bounds_in_meta: bool,
+                 exact_numbers: bool) -> None:
         super().__init__()
         self.negation = negation
         self.encoded = encoded
         self.bounds_in_meta = bounds_in_meta
+        self.exact_numbers = exact_numbers
 
     def build(self, node: Filter) -> str:
+        if not self.exact_numbers:
+            kit.refuse_inexact_numbers(node, BACKEND, INEXACT_NUMBERS)
         return _compile(_encoded(node) if self.encoded else node, self.negation,
                         self.bounds_in_meta)
 
 
-_COMPILERS = {(n, e, b): _Compiler(n, e, b)
-              for n in (True, False) for e in (True, False) for b in (True, False)}
+_COMPILERS = {(n, e, b, x): _Compiler(n, e, b, x) for n in (True, False)
+              for e in (True, False) for b in (True, False) for x in (True, False)}
 
 
 class _AllDialects:
@@ -265,14 +271,16 @@ _cache = _AllDialects()
 
 
 def compile_filter(node: Filter, *, negation: bool = True, encoded: bool = False,
-                   bounds_in_meta: bool = False) -> str:
+                   bounds_in_meta: bool = False, exact_numbers: bool = True) -> str:
     """The Milvus expression matching exactly the records the oracle matches.
 
     ``negation=False`` compiles to the monotone dialect, ``encoded=True`` compares
-    encoded strings and ``bounds_in_meta=True`` reads list bounds where the
-    :data:`.layout.BOUNDS_IN_META` layout keeps them (see the module docstring).
+    encoded strings, ``bounds_in_meta=True`` reads list bounds where the
+    :data:`.layout.BOUNDS_IN_META` layout keeps them (see the module docstring), and
+    ``exact_numbers=False`` refuses number operands of magnitude 2^53 or more (an engine
+    comparing JSON numbers as float64, :mod:`.engine_line`).
     """
-    return _COMPILERS[(negation, encoded, bounds_in_meta)].compile(node)
+    return _COMPILERS[(negation, encoded, bounds_in_meta, exact_numbers)].compile(node)
 
 
 def namespace_expression(namespace: str) -> str:
@@ -281,12 +289,14 @@ def namespace_expression(namespace: str) -> str:
 
 
 def scoped(namespace: str, node: Filter | None, *extra: str, negation: bool = True,
-           encoded: bool = False, bounds_in_meta: bool = False) -> str:
+           encoded: bool = False, bounds_in_meta: bool = False,
+           exact_numbers: bool = True) -> str:
     """The namespace condition, the compiled filter and any extra conditions, and-ed."""
     parts = [namespace_expression(namespace), *extra]
     if node is not None:
         parts.append(compile_filter(node, negation=negation, encoded=encoded,
-                                    bounds_in_meta=bounds_in_meta))
+                                    bounds_in_meta=bounds_in_meta,
+                                    exact_numbers=exact_numbers))
     return " and ".join(parts)
 
 

@@ -42,7 +42,6 @@ from vectorport.adapterkit import (
 )
 from vectorport.adapters.pinecone.codec import BACKEND, NUMBER_KEYS
 
-EXACT_NUMBER_LIMIT = kit.FLOAT64_EXACT_LIMIT
 _COMPLEMENT = {"$gt": "$lte", "$gte": "$lt", "$lt": "$gte", "$lte": "$gt"}
 _RANGE = frozenset(_COMPLEMENT)
 
@@ -157,4 +156,4 @@ def _negated(node: Condition) -> PineconeFilter:
     raise UnsupportedFeatureError(BACKEND, "$not", f"cannot negate {op}")  # not in NNF
 
 
-__all__ = ["EXACT_NUMBER_LIMIT", "PineconeFilter", "compile_filter"]
+__all__ = ["PineconeFilter", "compile_filter"]

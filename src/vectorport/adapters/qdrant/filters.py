@@ -52,7 +52,6 @@ from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import And, Condition, Filter, Nor, Not, Or, Scalar
 
 BACKEND = "qdrant"
-EXACT_NUMBER_LIMIT = kit.FLOAT64_EXACT_LIMIT
 _RANGE_KEYS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
 QdrantFilter = dict[str, Any]
@@ -252,5 +251,5 @@ def _condition(node: Condition, dialect: Dialect) -> QdrantFilter:
     return member if op == "$in" else {"must_not": [member]}
 
 
-__all__ = ["EXACT_NUMBER_LIMIT", "Dialect", "QdrantFilter", "SdkFilters", "compile_filter",
+__all__ = ["Dialect", "QdrantFilter", "SdkFilters", "compile_filter",
            "namespace_condition", "scoped"]
