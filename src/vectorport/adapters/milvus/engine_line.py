@@ -84,6 +84,11 @@ class Engine:
     exact_numbers: bool
     """JSON numbers compare exactly by value (else as float64: filter operands of
     magnitude 2^53 or more are refused)."""
+    session_ts: bool = True
+    """Query results carry the engine's session timestamp, which pymilvus' query
+    iterator starts from. milvus-lite 3 sends none: pymilvus then logs a warning and
+    reads from the client's latest write, which is what a strong read needs, so the
+    adapter's scans keep that warning to themselves (:mod:`.search`)."""
 
 
 CURRENT = Engine(
@@ -96,6 +101,7 @@ CURRENT = Engine(
     encoded_text=False,
     fetch_keys_first=False,
     exact_numbers=True,
+    session_ts=False,
 )
 
 LITE2 = Engine(
@@ -118,7 +124,8 @@ LITE2 = Engine(
 )
 
 
-SERVER = dataclasses.replace(CURRENT, name="Milvus server", exact_numbers=False)
+SERVER = dataclasses.replace(CURRENT, name="Milvus server", exact_numbers=False,
+                             session_ts=True)
 """A Milvus server (or Zilliz Cloud): the current line's layout and capabilities, with
 the C++ engine's number comparisons. Milvus's own tests document that a JSON double is
 compared with an int64 literal as a double (``ExprJsonUint64Test.cpp``, "a shared

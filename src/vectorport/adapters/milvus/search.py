@@ -7,7 +7,9 @@ namespace and filter, asking for the fields the ranking and the answer need.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from vectorport.adapterkit import IndexSpec, QueryRequest
@@ -21,6 +23,27 @@ if TYPE_CHECKING:
     from vectorport.adapters.milvus.adapter import MilvusAdapter
 
 SCAN_BATCH = 4_096
+
+_NO_SESSION_TS = "failed to get mvccTs from milvus server"
+"""The start of the warning pymilvus' query iterator logs when the engine sends no
+session timestamp (milvus-lite 3 never does: :attr:`.engine_line.Engine.session_ts`)."""
+_scanning_without_session_ts: ContextVar[bool] = ContextVar(
+    "vectorport_milvus_scanning_without_session_ts", default=False)
+
+
+class _KnownMissingSessionTs(logging.Filter):
+    """Drops that warning while this thread starts one of the adapter's scans on an
+    engine known to send no timestamp, where it says nothing the user can act on (a
+    query falling back to a scan would print it); pymilvus' other records, and the
+    same warning from anyone else's iterator or a server, pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_scanning_without_session_ts.get()
+                    and record.getMessage().startswith(_NO_SESSION_TS))
+
+
+logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(
+    _KnownMissingSessionTs())
 
 
 class Candidates:
@@ -77,11 +100,16 @@ class Candidates:
 
 def _scan(adapter: MilvusAdapter, collection: str, expression: str, fields: list[str],
           consistency: str) -> Iterator[Row]:
+    quiet = _scanning_without_session_ts.set(not adapter.engine.session_ts)
+    try:
+        with translated("query_iterator", collection):
+            iterator = adapter._client.query_iterator(
+                collection, batch_size=SCAN_BATCH, filter=expression, output_fields=fields,
+                consistency_level=consistency, **adapter._t(),
+            )
+    finally:
+        _scanning_without_session_ts.reset(quiet)
     with translated("query_iterator", collection):
-        iterator = adapter._client.query_iterator(
-            collection, batch_size=SCAN_BATCH, filter=expression, output_fields=fields,
-            consistency_level=consistency, **adapter._t(),
-        )
         try:
             while True:
                 page = iterator.next()
@@ -90,7 +118,6 @@ def _scan(adapter: MilvusAdapter, collection: str, expression: str, fields: list
                 yield from page
         finally:
             iterator.close()
-
 
 
 __all__ = ["CONSISTENCY", "Candidates"]
