@@ -119,7 +119,7 @@ def _lancedb(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
             columns, searched exactly, without the namespace condition (the adapter leaves
             it out while the table holds one namespace)."""
             return (own.search(np.asarray(q, dtype=np.float32), vector_column_name="vector")
-                    .distance_type("cosine").select(["id", "vector", "meta", "doc"])
+                    .distance_type("cosine").select(["id", "vector", "meta", "doc", "_distance"])
                     .limit(depth).bypass_vector_index().to_arrow())
 
         adapter = store.adapter
