@@ -5,9 +5,12 @@ The differential tests (:mod:`.differential`) check one query over a fresh datas
 case, with values from small pools so that filters hit. Stored state goes wrong in other
 ways: a replacement that merges instead of replacing, a delete by filter that misses a
 record written two steps earlier, a namespace that leaks into another, an id or value
-that survives the write but not the read. Here a seeded sequence of upserts, deletes (by
-id and by filter), queries, counts, fetches and id listings runs against the adapter and
-against ``memory://`` (the reference adapter) side by side, over three namespaces, with
+that survives the write but not the read, a patch that loses a key it did not name, a
+scan resumed from its cursor that skips or repeats a record. Here a seeded sequence of
+upserts (plain and bulk), patches (where declared), deletes (by id, by filter, whole
+namespaces), queries (single and batched, with and without ``min_score``), counts,
+fetches, scans and id listings runs against the adapter and against ``memory://`` (the
+reference adapter) side by side, over three namespaces, with
 values from the contract's edges: ints at and beyond 2^53 and at the int64 bounds, floats
 from 5e-324 to 1e308 and ``-0.0``, strings with quotes, backslashes, SQL wildcards,
 characters beyond the BMP and U+FFFF, metadata keys that engines commonly use for their
@@ -21,9 +24,10 @@ Every refusal is checked too: a filter the adapter refuses with
 the binding's declared deviations (``filter_deviation``), and a declared deviation must
 be refused. A write the adapter refuses is not applied to the reference either; a write
 refused by one side only is a failure. Comparisons follow the contract: scores within
-``score_tolerance`` (near ties at the cut in either order), metadata by value (``-0.0``
-equals ``0.0``), vectors as float32 to a relative 1e-6 (a cosine engine may hand a
-normalised vector back a unit in the last place off).
+``score_tolerance`` (near ties at the cut in either order), metadata by value and kind
+(``1``, ``1.0`` and ``True`` differ; ``-0.0`` equals ``0.0``), vectors as float32 to a
+relative 1e-6 (a cosine engine may hand a normalised vector back a unit in the last
+place off).
 
 The sequence is the same on every run (one seed per metric); a failure prints the steps
 that led to it as a self-contained reproduction.
@@ -33,7 +37,7 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,8 +50,8 @@ from vectorport.conformance.reference import Expected
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import Filter, operators_used
 from vectorport.core.filters.parse import parse_filter
-from vectorport.core.store import Index, ListableIndex, Store
-from vectorport.core.types import Match, SparseVector
+from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store
+from vectorport.core.types import Match, MetadataValue, Record, SparseVector
 
 INTS = (0, 1, -1, 2, 3, 42, 2**53, 2**53 + 1, -(2**53) - 1, 10**15 + 7, -(2**63), 2**63 - 1)
 FLOATS = (0.0, -0.0, 0.1, 0.5, 1.0, 1.5, -2.5, 3.0, 1e-7, 123456.789, 1e-300, 5e-324,
@@ -65,7 +69,19 @@ PREFIXES = (None, "", "a", "A", "0", "%", "_", "\\", "x'", "id ", "long", "😀"
 COMPONENTS = (0.0, 1.0, -1.0, 0.5, -0.5, 0.25, 2.0, 3.0)
 SPARSE_VALUES = (0.5, 1.0, 2.0, -1.0, 3.0)
 RANGES = ("$gt", "$gte", "$lt", "$lte")
+MIN_SCORES = (-0.33052, 0.12534, 0.30879, 0.64689, 0.9016, 1.21875)
+"""At least 6e-5 (hundreds of float32 roundings) from every score two vectors of
+:data:`COMPONENTS` can give, dense (dot product, cosine, euclidean; every pair tried) or
+summed with sparse scores (multiples of 1/16), so that whether a record reaches
+``min_score`` never depends on an engine's rounding."""
 DIMENSION = 4
+
+
+def with_kinds(metadata: Mapping[str, MetadataValue] | None) -> dict[str, tuple[str, Any]]:
+    """Metadata as the contract compares it: by value and kind (``1``, ``1.0`` and
+    ``True`` differ; ``-0.0`` equals ``0.0``, as values)."""
+    return {key: (type(value).__name__, tuple(value) if isinstance(value, list | tuple)
+                  else value) for key, value in (metadata or {}).items()}
 
 
 class SequenceTests(SuiteBase):
@@ -113,8 +129,9 @@ class _Run:
 
     def steps(self, count: int) -> None:
         actions: list[tuple[float, Callable[[str], None]]] = [
-            (0.32, self.upsert), (0.3, self.query), (0.1, self.count), (0.08, self.fetch),
-            (0.06, self.delete_ids), (0.06, self.delete_filter), (0.08, self.list_ids)]
+            (0.28, self.upsert), (0.26, self.query), (0.08, self.count), (0.07, self.fetch),
+            (0.06, self.delete_ids), (0.05, self.delete_filter), (0.06, self.list_ids),
+            (0.07, self.patch), (0.06, self.scan), (0.01, self.delete_namespace)]
         for _ in range(count):
             namespace = self.draw.choice(NAMESPACES)
             roll, chosen = self.draw.random(), actions[-1][1]
@@ -203,8 +220,44 @@ class _Run:
             if self.sparse and self.draw.random() < 0.5:
                 row["sparse"] = self.sparse_vector()
             rows.append(row)
-        self.write(f"upsert({rows!r}, namespace={namespace!r})",
-                   lambda i: i.upsert(rows, namespace=namespace))
+        if self.draw.random() < 0.15:  # the bulk path: COPY, bulk inserts, column writes
+            self.write(f"upsert_bulk({rows!r}, namespace={namespace!r})",
+                       lambda i: i.upsert_bulk(rows, namespace=namespace))
+        else:
+            self.write(f"upsert({rows!r}, namespace={namespace!r})",
+                       lambda i: i.upsert(rows, namespace=namespace))
+
+    def patch(self, namespace: str) -> None:
+        index, oracle = self.index, self.oracle
+        if not (isinstance(index, PatchableIndex) and isinstance(oracle, PatchableIndex)):
+            return
+        record_id = self.draw.choice(IDS)
+        changes: dict[str, Any] = {}
+        if self.draw.random() < 0.75:  # None removes a key
+            changes["metadata"] = {
+                key: None if self.draw.random() < 0.3 else self.value()
+                for key in self.draw.sample(self.keys, self.draw.randint(1, 3))}
+        if self.draw.random() < 0.3 or not changes:
+            changes["vector"] = self.vector()
+        if self.caps.documents and self.draw.random() < 0.2:
+            changes["document"] = self.draw.choice(STRINGS)
+        if self.sparse and self.draw.random() < 0.2:
+            changes["sparse"] = self.sparse_vector()
+        call = f"patch({record_id!r}, namespace={namespace!r}, **{changes!r})"
+        found: dict[bool, bool] = {}  # adapter or reference: whether the record was there
+
+        def patched(side: Index) -> None:
+            assert isinstance(side, PatchableIndex)
+            found[side is oracle] = side.patch(record_id, namespace=namespace, **changes)
+
+        self.write(call, patched)
+        assert len(set(found.values())) <= 1, (
+            f"{self.context(call)}: returned {found.get(False)}, the reference "
+            f"{found.get(True)}")
+
+    def delete_namespace(self, namespace: str) -> None:
+        self.write(f"delete_namespace({namespace!r})",
+                   lambda i: i.delete_namespace(namespace))
 
     def delete_ids(self, namespace: str) -> None:
         ids = self.draw.sample(IDS, self.draw.randint(1, 4))
@@ -224,24 +277,36 @@ class _Run:
         vector = self.vector() if mode != "sparse" else None
         sparse = self.sparse_vector() if mode != "dense" else None
         top_k, include_vectors = self.draw.randint(1, 12), self.draw.random() < 0.4
-        call = (f"query({vector!r}, sparse={sparse!r}, top_k={top_k}, filter={raw!r}, "
-                f"namespace={namespace!r}, include_vectors={include_vectors})")
+        min_score = self.draw.choice(MIN_SCORES) if self.draw.random() < 0.2 else None
+        # a second dense vector sometimes: both through query_many (one pass where the
+        # adapter answers many queries at once)
+        vectors = ([vector, self.vector()] if mode == "dense" and self.draw.random() < 0.2
+                   else [vector])
+        options: dict[str, Any] = {"top_k": top_k, "filter": raw, "namespace": namespace,
+                                   "include_vectors": include_vectors,
+                                   "min_score": min_score}
+        if len(vectors) > 1:
+            call = f"query_many({vectors!r}, **{options!r})"
+            run = lambda: self.index.query_many(vectors, **options)  # noqa: E731
+        else:
+            call = f"query({vector!r}, sparse={sparse!r}, **{options!r})"
+            run = lambda: [self.index.query(vector, sparse=sparse, **options)]  # noqa: E731
         self.log.append(call)
-        expected = self.oracle.query(vector, sparse=sparse, top_k=10_000, filter=raw,
-                                     namespace=namespace, include_vectors=True)
-        got = self.refusable(call, raw, lambda: self.index.query(
-            vector, sparse=sparse, top_k=top_k, filter=raw, namespace=namespace,
-            include_vectors=include_vectors))
-        if got is None:
+        answers = self.refusable(call, raw, run)
+        if answers is None:
             return
-        unreachable = self.unreachable(vector, namespace) if vector is not None else set()
         tolerance = self.suite.score_tolerance
-        assert_same_matches(got, [Expected(m.id, m.score) for m in expected
-                                  if m.id not in unreachable], tolerance,
-                            self.context(call), top_k)
-        by_id = {m.id: m for m in expected}
-        for match in got:
-            self.same_match(match, by_id[match.id], include_vectors, call)
+        for each, got in zip(vectors, answers, strict=True):
+            expected = self.oracle.query(each, sparse=sparse, top_k=10_000, filter=raw,
+                                         namespace=namespace, include_vectors=True,
+                                         min_score=min_score)
+            unreachable = self.unreachable(each, namespace) if each is not None else set()
+            assert_same_matches(got, [Expected(m.id, m.score) for m in expected
+                                      if m.id not in unreachable], tolerance,
+                                self.context(call), top_k)
+            by_id = {m.id: m for m in expected}
+            for match in got:
+                self.same_match(match, by_id[match.id], include_vectors, call)
 
     def unreachable(self, vector: list[float], namespace: str) -> set[str]:
         """The records of ``namespace`` an unfiltered search for ``vector`` over the whole
@@ -278,15 +343,54 @@ class _Run:
         assert list(got) == list(want), f"{self.context(call)}: {list(got)} vs {list(want)}"
         for record_id, record in got.items():
             expected = want[record_id]
-            assert dict(record.metadata) == dict(expected.metadata), (
-                f"{self.context(call)}: metadata of {record_id!r}: {dict(record.metadata)!r}, "
-                f"expected {dict(expected.metadata)!r}")
-            assert record.document == expected.document, self.context(call)
-            assert record.sparse == expected.sparse, (
-                f"{self.context(call)}: sparse vector of {record_id!r}: {record.sparse!r}, "
-                f"expected {expected.sparse!r}")
-            assert np.allclose(record.vector, expected.vector, rtol=1e-6, atol=0), (
-                f"{self.context(call)}: vector of {record_id!r}")
+            self.same_record(record, expected, call)
+
+    def same_record(self, record: Record, expected: Record, call: str) -> None:
+        where = f"{self.context(call)}: record {record.id!r}"
+        assert with_kinds(record.metadata) == with_kinds(expected.metadata), (
+            f"{where}: metadata {dict(record.metadata)!r}, expected "
+            f"{dict(expected.metadata)!r}")
+        assert record.document == expected.document, f"{where}: document"
+        assert record.sparse == expected.sparse, (
+            f"{where}: sparse vector {record.sparse!r}, expected {expected.sparse!r}")
+        assert np.allclose(record.vector, expected.vector, rtol=1e-6, atol=0), (
+            f"{where}: vector")
+
+    def scan(self, namespace: str) -> None:
+        """Every page of a scan (a filter sometimes), then the same scan resumed from its
+        first page's cursor: the pages hold the reference's records, each once. A scan
+        takes every filter of declared operators (what the engine cannot express, the
+        core matches with the oracle), so only undeclared operators may be refused."""
+        raw = self.filter() if self.draw.random() < 0.4 else None
+        page_size = self.draw.randint(1, 4)
+        call = f"scan({namespace!r}, filter={raw!r}, page_size={page_size})  # every page"
+        self.log.append(call)
+        node = parse_filter(raw) if raw is not None else None
+        if node is not None and operators_used(node) - self.caps.filter_operators:
+            refused = outcome(lambda: list(self.index.scan(namespace, filter=raw)))
+            assert refused == "UnsupportedFeatureError", (
+                f"{self.context(call)}: {refused} for undeclared operators")
+            self.log[-1] = f"# refused: {call}"
+            return
+        pages = list(self.index.scan(namespace, filter=raw, page_size=page_size))
+        want = {r.id: r for page in self.oracle.scan(namespace, filter=raw)
+                for r in page.records}
+        ids = [r.id for page in pages for r in page.records]
+        assert sorted(ids) == sorted(want), (
+            f"{self.context(call)}: {sorted(ids)!r}, expected {sorted(want)!r}")
+        for page in pages:
+            assert len(page.records) <= page_size, f"{self.context(call)}: a page too long"
+            for record in page.records:
+                self.same_record(record, want[record.id], call)
+        if len(pages) > 1:
+            cursor = pages[0].next_cursor
+            resumed = [r.id for page in self.index.scan(namespace, filter=raw,
+                                                        page_size=page_size, cursor=cursor)
+                       for r in page.records]
+            first = [r.id for r in pages[0].records]
+            assert sorted(first + resumed) == sorted(want), (
+                f"{self.context(call)}: resumed after the first page: {sorted(resumed)!r} "
+                f"after {first!r}, expected {sorted(want)!r}")
 
     def list_ids(self, namespace: str) -> None:
         if not (isinstance(self.index, ListableIndex) and isinstance(self.oracle, ListableIndex)):
@@ -354,7 +458,7 @@ class _Run:
 
     def same_match(self, got: Match, expected: Match, include_vectors: bool, call: str) -> None:
         where = f"{self.context(call)}: match {got.id!r}"
-        assert dict(got.metadata or {}) == dict(expected.metadata or {}), (
+        assert with_kinds(got.metadata) == with_kinds(expected.metadata), (
             f"{where}: metadata {dict(got.metadata or {})!r}, expected "
             f"{dict(expected.metadata or {})!r}")
         assert got.document == expected.document, f"{where}: document"
