@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import pytest
@@ -17,7 +17,7 @@ from vectorport.core.capabilities import ALL_FILTER_OPERATORS
 from vectorport.core.filters.ast import Filter, operators_used
 from vectorport.core.filters.parse import parse_filter
 from vectorport.core.store import Index, Store
-from vectorport.core.types import METRICS, Match, Metric, Record
+from vectorport.core.types import METRICS, Match, MetadataValue, Metric, Record
 
 BASE, OPPOSITE, ORTHOGONAL, QUERY = [1, 0, 0, 0], [-1, 0, 0, 0], [0, -1, -1, 0], [1, 0, 0, 0]
 FILTER_NAMESPACE = "filters"
@@ -45,6 +45,13 @@ def filter_rows(case: str) -> tuple[str, ...]:
 
 def unique_name(tag: str = "t") -> str:
     return f"vp_{tag[:20]}_{uuid.uuid4().hex[:10]}"
+
+
+def with_kinds(metadata: Mapping[str, MetadataValue] | None) -> dict[str, tuple[str, Any]]:
+    """Metadata as the contract compares it: by value and kind (``1``, ``1.0`` and
+    ``True`` differ; ``-0.0`` equals ``0.0``, as values)."""
+    return {key: (type(value).__name__, tuple(value) if isinstance(value, list | tuple)
+                  else value) for key, value in (metadata or {}).items()}
 
 
 def canonical_records(rows: list[dict[str, Any]], dimension: int = 4) -> list[Record]:

@@ -37,21 +37,27 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
 import vectorport
-from vectorport.conformance.base import DIFFERENTIAL, SuiteBase, assert_same_matches, unique_name
+from vectorport.conformance.base import (
+    DIFFERENTIAL,
+    SuiteBase,
+    assert_same_matches,
+    unique_name,
+    with_kinds,
+)
 from vectorport.conformance.handles import outcome
 from vectorport.conformance.reference import Expected
 from vectorport.core.errors import UnsupportedFeatureError
 from vectorport.core.filters.ast import Filter, operators_used
 from vectorport.core.filters.parse import parse_filter
 from vectorport.core.store import Index, ListableIndex, PatchableIndex, Store
-from vectorport.core.types import Match, MetadataValue, Record, SparseVector
+from vectorport.core.types import Match, Record, SparseVector
 
 INTS = (0, 1, -1, 2, 3, 42, 2**53, 2**53 + 1, -(2**53) - 1, 10**15 + 7, -(2**63), 2**63 - 1)
 FLOATS = (0.0, -0.0, 0.1, 0.5, 1.0, 1.5, -2.5, 3.0, 1e-7, 123456.789, 1e-300, 5e-324,
@@ -75,13 +81,6 @@ MIN_SCORES = (-0.33052, 0.12534, 0.30879, 0.64689, 0.9016, 1.21875)
 summed with sparse scores (multiples of 1/16), so that whether a record reaches
 ``min_score`` never depends on an engine's rounding."""
 DIMENSION = 4
-
-
-def with_kinds(metadata: Mapping[str, MetadataValue] | None) -> dict[str, tuple[str, Any]]:
-    """Metadata as the contract compares it: by value and kind (``1``, ``1.0`` and
-    ``True`` differ; ``-0.0`` equals ``0.0``, as values)."""
-    return {key: (type(value).__name__, tuple(value) if isinstance(value, list | tuple)
-                  else value) for key, value in (metadata or {}).items()}
 
 
 class SequenceTests(SuiteBase):
@@ -366,7 +365,7 @@ class _Run:
         call = f"scan({namespace!r}, filter={raw!r}, page_size={page_size})  # every page"
         self.log.append(call)
         node = parse_filter(raw) if raw is not None else None
-        if node is not None and operators_used(node) - self.caps.filter_operators:
+        if node is not None and self.undeclared(node):
             refused = outcome(lambda: list(self.index.scan(namespace, filter=raw)))
             assert refused == "UnsupportedFeatureError", (
                 f"{self.context(call)}: {refused} for undeclared operators")
@@ -441,9 +440,12 @@ class _Run:
         assert not refused, f"{self.context(call)}: a declared deviation did not raise"
         return result
 
+    def undeclared(self, node: Filter) -> bool:
+        """``node`` uses an operator the adapter does not declare."""
+        return bool(operators_used(node) - self.caps.filter_operators)
+
     def refuses(self, node: Filter) -> bool:
-        return (bool(operators_used(node) - self.caps.filter_operators)
-                or self.suite.filter_deviation(node))
+        return self.undeclared(node) or self.suite.filter_deviation(node)
 
     def check_refusal(self, call: str, raw: Any) -> None:
         node = parse_filter(raw)

@@ -100,16 +100,15 @@ class Candidates:
 
 def _scan(adapter: MilvusAdapter, collection: str, expression: str, fields: list[str],
           consistency: str) -> Iterator[Row]:
-    quiet = _scanning_without_session_ts.set(not adapter.engine.session_ts)
-    try:
-        with translated("query_iterator", collection):
+    with translated("query_iterator", collection):
+        quiet = _scanning_without_session_ts.set(not adapter.engine.session_ts)
+        try:  # the iterator logs its warning while it is made, not while it reads
             iterator = adapter._client.query_iterator(
                 collection, batch_size=SCAN_BATCH, filter=expression, output_fields=fields,
                 consistency_level=consistency, **adapter._t(),
             )
-    finally:
-        _scanning_without_session_ts.reset(quiet)
-    with translated("query_iterator", collection):
+        finally:
+            _scanning_without_session_ts.reset(quiet)
         try:
             while True:
                 page = iterator.next()
