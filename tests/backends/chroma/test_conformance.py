@@ -22,13 +22,16 @@ STRING_RANGE_CASES = frozenset({"gt_str", "lt_str_codepoint", "gte_list_str", "l
 UnsupportedFeatureError (vectorport/adapters/chroma/filters.py)."""
 
 
+SEARCH_LOSES_RECORDS = (
+    "Chroma's search can stop reaching live records after deletes and upserts while "
+    "get() and count() still hold them (chroma-core/chroma#7758, open for 1.5.9; "
+    "docs/backends/chroma.md, 'Records search no longer reaches')")
+
+
 class ChromaBinding(ConformanceSuite):
     ann = True  # Chroma searches an HNSW graph
     known_filter_deviations: ClassVar[frozenset[str]] = STRING_RANGE_CASES
-    search_loses_records = (
-        "Chroma's search can stop reaching live records after deletes and upserts while "
-        "get() and count() still hold them (chroma-core/chroma#7758, open for 1.5.9; "
-        "docs/backends/chroma.md, 'Records search no longer reaches')")
+    search_loses_records = SEARCH_LOSES_RECORDS
 
     def filter_deviation(self, node: Filter) -> bool:
         return refuses(node)

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +82,11 @@ CHECK = textwrap.dedent("""
             found = {rid: [list(map(float, r.vector)), dict(r.metadata), r.document]
                      for rid, r in got.items()}
             near = [m.id for m in index.query([700.5, 0.0], top_k=len(IDS))]
-            print(json.dumps({"records": found, "count": index.count(), "query": near}))
+            # a record the search leaves out: is it found from its own vector?
+            own = {rid: rid in {m.id for m in index.query(found[rid][0], top_k=3)}
+                   for rid in set(found) - set(near)}
+            print(json.dumps({"records": found, "count": index.count(), "query": near,
+                              "found_from_own_vector": own}))
     except vectorport.VectorportError as exc:
         print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
 """)
@@ -156,10 +161,25 @@ def test_an_index_torn_by_a_kill_is_rebuilt_exactly_from_chromas_log(tmp_path: P
         assert [vector, metadata, document] == [want["vector"], want["metadata"],
                                                 want["document"]], rid
         assert type(metadata["n"]) is int and type(metadata["even"]) is bool
-    # the query sees every record, in the order of the exact distances (ties by id)
+    # The query returns the records in the order of the exact distances (ties by id).
+    # Chroma's HNSW graph can leave a record it holds unreachable by any search (the
+    # deviation the Chroma bindings declare, chroma-core/chroma#7758; a log replay is a
+    # run of updates, which is when it shows): such a record is whole in the index
+    # (fetched above) but not found even from its own vector. Any other gap is ours.
+    from tests.backends.chroma.test_conformance import SEARCH_LOSES_RECORDS  # not in writers
+
+    unreachable = sorted(set(IDS) - set(got["query"]))
+    assert not any(got["found_from_own_vector"][rid] for rid in unreachable), got[
+        "found_from_own_vector"]
+    if unreachable:
+        warnings.warn(f"{len(unreachable)} of {len(IDS)} records unreachable by search "
+                      f"({unreachable!r}): {SEARCH_LOSES_RECORDS}",
+                      stacklevel=1)
+
     def distance(rid: str) -> float:
         return float(np.sum((np.array(got["records"][rid][0]) - [700.5, 0.0]) ** 2))
-    assert got["query"] == sorted(IDS, key=lambda rid: (distance(rid), rid))
+    assert got["query"] == sorted(set(IDS) - set(unreachable),
+                                  key=lambda rid: (distance(rid), rid))
     # and the rebuilt index opens for Chroma itself again
     assert run(RAW_OPEN, str(folder)).strip() == "opens"
 
