@@ -7,6 +7,7 @@ packaging (extras, entry points) works from scratch.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -156,16 +157,19 @@ def matrix(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks as ratios against baselines in the same run; writes BENCHMARKS.md.
 
-    LangChain and LlamaIndex run in a virtualenv of their own (created on first use
-    under .bench/), since installing them here would downgrade pgvector."""
+    LangChain and LlamaIndex run in a virtualenv of their own (under .bench/), since
+    installing them here would downgrade pgvector; it is made here, with the other
+    installs, so that the benchmark's own run time does not include a pip install."""
     session.install("-e", ".[bench]")
+    chosen = os.environ.get("VECTORPORT_BENCH_COMPETITORS_PYTHON") or any(
+        arg.startswith("--competitors-python") for arg in session.posargs)
+    if not chosen and "--skip-slow-baselines" not in session.posargs:
+        session.run("python", "-m", "benchmarks.competitors")
     session.run("python", "-m", "benchmarks", *session.posargs)
 
 
 
 def _fidelity_checkouts(posargs: list[str]) -> dict[str, str]:
-    import os
-
     found = {vendor: os.environ.get(f"VECTORPORT_{vendor.upper()}_SDK_TESTS", "")
              for vendor in ("pinecone", "turbopuffer")}
     for arg in posargs:
