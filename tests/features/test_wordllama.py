@@ -74,3 +74,21 @@ def test_auto_embedder_falls_back_with_one_line_notice() -> None:
     notice = done.stderr.strip().splitlines()
     assert len(notice) == 1 and "WordLlama is not installed" in notice[0]
     assert "vectorport[wordllama]" in notice[0]
+
+
+def test_using_wordllama_leaves_the_applications_logging_as_it_was() -> None:
+    # wordllama's modules call logging.basicConfig(level=INFO) when imported: without the
+    # guard, an application that never configured logging would find every library's
+    # INFO lines (an HTTP client's line per request) on its stderr after one embedding
+    code = ("import logging, sys\n"
+            "from vectorport.embedders import WordLlamaEmbedder\n"
+            "WordLlamaEmbedder().embed(['coffee'])\n"
+            "assert 'wordllama.inference' in sys.modules\n"
+            "root = logging.getLogger()\n"
+            "print(root.handlers, logging.getLevelName(root.level))\n"
+            "logging.getLogger('some.library').info('a line nobody asked for')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] WARNING"
+    assert "nobody asked for" not in done.stderr

@@ -16,6 +16,7 @@ path for other configurations (``config=``), which may need a download.
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
 from functools import lru_cache
@@ -31,10 +32,21 @@ BUNDLED_DIMENSION = 256
 
 
 def _import(name: str) -> Any:
+    """Import ``name`` without letting it configure the application's logging: wordllama
+    0.4's ``__init__`` and ``inference`` modules call ``logging.basicConfig(level=INFO)``
+    at import, which, in a process that had not configured logging, put a stderr handler
+    at INFO on the root logger (every library's INFO lines, an HTTP client's one per
+    request, then reached the terminal). ``basicConfig`` does nothing while the root
+    logger has a handler, so one stands there for the import."""
+    root = logging.getLogger()
+    guard = logging.NullHandler()
+    root.addHandler(guard)
     try:
         return importlib.import_module(name)
     except ImportError as exc:
         raise ConfigError(f"wordllama is not installed: {INSTALL_HINT}") from exc
+    finally:
+        root.removeHandler(guard)
 
 
 def installed() -> bool:
