@@ -25,7 +25,9 @@ BY_NAME = {b.name: b for b in ALL}
 
 def rows(namespace: str, count: int, *, sparse: bool, dimension: int = 8) -> list[dict[str, Any]]:
     """Records with metadata of every kind (1, 1.0 and True kept apart), documents, and
-    sparse vectors when the index has them."""
+    sparse vectors when the index has them. Some hold a ``-0.0``, which PostgreSQL and
+    Pinecone give back as ``0.0``: the contract counts the two as the same value, so a
+    copy into them must still verify."""
     rng = np.random.default_rng(abs(hash(namespace)) % 2**32)
     out = []
     for i in range(count):
@@ -34,6 +36,8 @@ def rows(namespace: str, count: int, *, sparse: bool, dimension: int = 8) -> lis
                                 "one_int": 1, "one_float": 1.0, "yes": True}
         if i % 5 == 0:
             del meta["word"]
+        if i % 4 == 1:
+            meta["signed_zero"] = -0.0
         row: dict[str, Any] = {"id": f"{namespace or 'default'}-{i:04d}",
                                "vector": rng.normal(size=dimension).astype(np.float32),
                                "metadata": meta, "document": f"text {i} of {namespace!r}"}

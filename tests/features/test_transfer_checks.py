@@ -22,6 +22,7 @@ from vectorport.adapters.pgvector.capabilities import PGVECTOR_CAPABILITIES
 from vectorport.adapters.pinecone.capabilities import PINECONE_CAPABILITIES
 from vectorport.core.types import Record, SparseVector
 from vectorport.transfer import Checksum, copy_index, export_index, import_index, verify_indexes
+from vectorport.transfer.canonical import metadata_json
 from vectorport.transfer.plan import tighter_rules
 from vectorport.transfer.readahead import read_ahead
 
@@ -113,6 +114,21 @@ def test_a_rounded_vector_changes_only_the_full_sum() -> None:
     a.add_all(records)
     b.add_all(rounded)
     assert a.hex == b.hex and a.full_hex != b.full_hex
+
+
+def test_a_negative_zero_read_back_unsigned_is_the_same_record() -> None:
+    # the contract lets -0.0 come back as 0.0 (PostgreSQL's numeric, Pinecone): the
+    # copies agree; an int 0, False, or another string do not
+    def digest(value: object) -> str:
+        checksum = Checksum()
+        checksum.add(Record(id="r", vector=np.ones(2, np.float32),
+                            metadata={"z": value, "word": "w"}))
+        return checksum.full_hex
+
+    assert digest(-0.0) == digest(0.0)
+    assert len({digest(0.0), digest(0), digest(False), digest("-0.0"), digest("0.0")}) == 5
+    # what an export writes keeps the sign
+    assert metadata_json({"z": -0.0}) == '{"z":-0.0}'
 
 
 def _index_of(store: vectorport.Store, records: list[Record]) -> vectorport.Index:

@@ -60,10 +60,22 @@ RTOL, ATOL = 2e-6, 1e-9
 _HEADER = struct.Struct("<4Q")
 
 
+def _comparable_metadata_json(metadata: Mapping[str, MetadataValue]) -> str:
+    """:func:`metadata_json` with any float ``-0.0`` written as ``0.0``: the contract lets
+    a backend give ``-0.0`` back as ``0.0``, which it equals (PostgreSQL's ``numeric`` and
+    Pinecone have no negative zero), so two copies that differ only there hold the same
+    record. Only text holding ``-0.0`` somewhere (rare) is encoded again."""
+    text = metadata_json(metadata)
+    if "-0.0" not in text:
+        return text
+    return metadata_json({key: 0.0 if type(value) is float and value == 0.0 else value
+                          for key, value in metadata.items()})
+
+
 def canonical_bytes(record: Record) -> bytes:
     """The exactly kept parts of ``record`` (all but float values), as bytes."""
     rid = record.id.encode()
-    meta = metadata_json(record.metadata).encode()
+    meta = _comparable_metadata_json(record.metadata).encode()
     doc = b"" if record.document is None else b"d" + record.document.encode()
     sparse = (b"" if record.sparse is None
               else np.asarray(record.sparse.indices, "<i4").tobytes())
