@@ -346,14 +346,9 @@ class _Run:
 
     def same_record(self, record: Record, expected: Record, call: str) -> None:
         where = f"{self.context(call)}: record {record.id!r}"
-        assert with_kinds(record.metadata) == with_kinds(expected.metadata), (
-            f"{where}: metadata {dict(record.metadata)!r}, expected "
-            f"{dict(expected.metadata)!r}")
-        assert record.document == expected.document, f"{where}: document"
+        _same_parts(where, record, expected, vector=True)
         assert record.sparse == expected.sparse, (
             f"{where}: sparse vector {record.sparse!r}, expected {expected.sparse!r}")
-        assert np.allclose(record.vector, expected.vector, rtol=1e-6, atol=0), (
-            f"{where}: vector")
 
     def scan(self, namespace: str) -> None:
         """Every page of a scan (a filter sometimes), then the same scan resumed from its
@@ -460,16 +455,8 @@ class _Run:
 
     def same_match(self, got: Match, expected: Match, include_vectors: bool, call: str) -> None:
         where = f"{self.context(call)}: match {got.id!r}"
-        assert with_kinds(got.metadata) == with_kinds(expected.metadata), (
-            f"{where}: metadata {dict(got.metadata or {})!r}, expected "
-            f"{dict(expected.metadata or {})!r}")
-        assert got.document == expected.document, f"{where}: document"
-        if include_vectors:
-            assert got.vector is not None, f"{where}: no vector"
-            assert expected.vector is not None
-            assert np.allclose(got.vector, expected.vector, rtol=1e-6, atol=0), (
-                f"{where}: vector")
-        else:
+        _same_parts(where, got, expected, vector=include_vectors)
+        if not include_vectors:
             assert got.vector is None, f"{where}: a vector not asked for"
 
     def context(self, call: str) -> str:
@@ -477,3 +464,19 @@ class _Run:
                            for i, line in enumerate(self.log))
         return (f"{call}\nreproduction (vectorport.connect('memory://') answers otherwise; "
                 f"SparseVector from vectorport):\n{steps}")
+
+
+def _same_parts(where: str, got: Record | Match, expected: Record | Match, *,
+                vector: bool) -> None:
+    """What a fetched record and a match share, as the contract compares it: metadata by
+    value and kind, the document, and (``vector``) the dense vector as float32 to a
+    relative 1e-6."""
+    assert with_kinds(got.metadata) == with_kinds(expected.metadata), (
+        f"{where}: metadata {dict(got.metadata or {})!r}, expected "
+        f"{dict(expected.metadata or {})!r}")
+    assert got.document == expected.document, f"{where}: document"
+    if vector:
+        assert got.vector is not None, f"{where}: no vector"
+        assert expected.vector is not None
+        assert np.allclose(got.vector, expected.vector, rtol=1e-6, atol=0), (
+            f"{where}: vector")
