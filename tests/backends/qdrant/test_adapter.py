@@ -444,6 +444,18 @@ def test_a_folder_open_in_another_process_is_refused(engine: str, tmp_path: Path
 
 
 
+def test_a_local_folder_left_open_is_closed_cleanly_at_exit(tmp_path: Path) -> None:
+    """A script that never closes its ``qdrant+local`` store ends without qdrant-client's
+    shutdown traceback, and leaves the folder unlocked with its writes in it."""
+    url = f"qdrant+local://{tmp_path}/left"
+    done = _in_another_process(
+        f"index = vectorport.connect({url!r}).create_index('left_open', 2, 'cosine')\n"
+        "index.upsert([('a', [1.0, 0.0])])\n")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    with vectorport.connect(url) as store:
+        assert list(store.index("left_open").fetch(["a"])) == ["a"]
+
+
 def _in_another_process(body: str) -> subprocess.CompletedProcess[str]:
     """``body`` (using ``vectorport``, ``BackendError`` and ``sys``) run by another
     Python process."""

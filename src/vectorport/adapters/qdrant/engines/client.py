@@ -16,6 +16,7 @@ namespace alone, every point is in it and the condition is dropped as redundant.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -114,13 +115,30 @@ def local_folder_engine(path: Path) -> ClientEngine:
         with _LOCAL_FOLDERS_LOCK:
             shared.holders -= 1
             if shared.holders == 0:
-                del _LOCAL_FOLDERS[key]
+                if _LOCAL_FOLDERS.get(key) is shared:  # not already closed at exit
+                    del _LOCAL_FOLDERS[key]
                 with shared.lock, translated("close"):
                     shared.client.close()
 
     return ClientEngine(shared.client, local=True, name="qdrant-client local mode",
                         lock=shared.lock, release=release, tenants=shared.tenants,
                         incarnations=shared.incarnations)
+
+
+@atexit.register
+def _close_local_folders() -> None:
+    """Close the local-mode clients of stores still open when the interpreter exits.
+    Left to the garbage collector, qdrant-client's own close runs while the interpreter
+    tears its modules down, fails to import the module that unlocks the folder and
+    prints an ``Exception ignored … ImportError`` traceback (qdrant-client issue 1079);
+    closed here, before that, the folder is unlocked cleanly and the later close does
+    nothing. A store closed afterwards closes its client again, which is harmless."""
+    with _LOCAL_FOLDERS_LOCK:
+        open_folders = list(_LOCAL_FOLDERS.values())
+        _LOCAL_FOLDERS.clear()
+    for shared in open_folders:
+        with shared.lock, translated("close"):
+            shared.client.close()
 
 
 class ClientEngine:
