@@ -6,6 +6,7 @@ query or from the definitions in :mod:`vectorport.adapters.qdrant.naming`."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from vectorport.core.errors import (
     ValidationError,
 )
 from vectorport.core.filters.parse import parse_filter
-from vectorport.core.store import PatchableIndex
+from vectorport.core.store import Index, PatchableIndex
 from vectorport.core.validation import sparse_vector
 
 ENGINES = ["edge", "local"]
@@ -229,6 +230,69 @@ def test_ef_is_declared_where_qdrant_applies_it(store: vectorport.Store) -> None
     else:
         with pytest.raises(UnsupportedFeatureError):
             index.query([1.0, 0.0], ef=128)
+
+
+@pytest.mark.parametrize("acorn", [None, False])
+def test_filtered_hnsw_answers_are_never_cut_short(tmp_path: Path, acorn: bool | None) -> None:
+    """A condition on a metadata field Qdrant has no payload index for strands its
+    filtered graph traversal among the points it filters out: searches of this shard
+    came back with as few as 1 of the 10 points asked (7 to 60 answers of 200). Edge
+    searches with ACORN, which keeps recall, and sends a short answer of a graph search
+    again as an exact search, so that none is cut short, ACORN or not."""
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((64, 64))
+    vectors = (centers[rng.integers(0, 64, 4000)]
+               + 0.35 * rng.standard_normal((4000, 64))).astype(np.float32)
+    queries = (centers[rng.integers(0, 64, 200)]
+               + 0.35 * rng.standard_normal((200, 64))).astype(np.float32)
+    rows = [{"id": f"r{i:04d}", "vector": v, "metadata": {"lang": ("en", "de", "fr", "es")[i % 4]}}
+            for i, v in enumerate(vectors)]
+    flt = {"lang": "en"}
+    options = {} if acorn is None else {"qdrant": {"acorn": acorn}}
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e?optimize_every=4000") as store:
+        index = store.create_index("stranding", 64, "cosine", index_type="hnsw",
+                                   backend_options={"qdrant": {"full_scan_threshold": 16,
+                                                               "indexing_threshold": 16}})
+        index.upsert(rows)
+        assert _adapter(store).engine.indexed_vectors("stranding") == 4000
+        found = [[m.id for m in index.query(q, filter=flt, top_k=10, ef=10,
+                                            backend_options=options)] for q in queries]
+    with vectorport.connect("memory://") as reference:
+        oracle = reference.create_index("stranding", 64, "cosine")
+        oracle.upsert(rows)
+        want = [[m.id for m in oracle.query(q, filter=flt, top_k=10)] for q in queries]
+    assert [len(f) for f in found] == [len(w) for w in want]
+    if acorn is None:
+        recall = sum(len(set(f) & set(w)) for f, w in zip(found, want, strict=True)) / 2000
+        assert recall >= 0.95
+
+
+def test_the_acorn_option_is_refused_where_it_would_be_ignored(tmp_path: Path) -> None:
+    asked = {"qdrant": {"acorn": False}}
+    with vectorport.connect(f"qdrant+local://{tmp_path}/lc") as local:  # no graph: no effect
+        index = local.create_index("acorn_idx", 2, "cosine")
+        index.upsert([("a", [1.0, 0.0]), ("b", [0.0, 1.0])])
+        assert [m.id for m in index.query([1.0, 0.1], filter={"x": {"$exists": False}},
+                                          backend_options=asked)] == ["a", "b"]
+    server = vectorport.connect("qdrant://127.0.0.1:9")  # no I/O: refused before any
+    handle = Index(server, server.build_spec("acorn_idx", 2, "cosine"))
+    with pytest.raises(UnsupportedFeatureError, match="acorn"):
+        handle.query([1.0, 0.0], backend_options=asked)
+    with pytest.raises(UnsupportedFeatureError, match="acorn"):
+        handle.explain([1.0, 0.0], backend_options=asked)
+    with pytest.raises(ValidationError):
+        handle.query([1.0, 0.0], backend_options={"qdrant": {"acorn": "off"}})
+
+
+def test_explain_shows_acorn_on_filtered_edge_searches(tmp_path: Path) -> None:
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e") as store:
+        index = store.create_index("explained", 2, "cosine")
+        filtered = index.explain([1.0, 0.0], filter={"lang": "en"})
+        assert filtered.settings["acorn"] is True
+        assert json.loads(filtered.request)[0]["params"]["acorn"]["enable"] is True
+        off = index.explain([1.0, 0.0], filter={"lang": "en"},
+                            backend_options={"qdrant": {"acorn": False}})
+        assert off.settings["acorn"] is False and "acorn" not in json.loads(off.request)[0]["params"]
 
 
 @pytest.mark.parametrize(("index_type", "params", "options"), [

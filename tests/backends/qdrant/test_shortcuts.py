@@ -343,12 +343,14 @@ def test_settled_top_k_refuses_what_only_the_general_path_can_answer() -> None:
 
 @pytest.mark.parametrize("ef", [None, 32])
 @pytest.mark.parametrize("sections", [{}, {"other": {"x": 1}}, {"qdrant": {}},
-                                      {"qdrant": {"exact": True}}])
+                                      {"qdrant": {"exact": True}},
+                                      {"qdrant": {"acorn": False}}])
 def test_plain_search_options_are_the_checked_defaults(ef: int | None, sections: dict) -> None:
     # a query without a qdrant section skips the option check: the same options
     from vectorport.adapters.qdrant.options import QUERY_OPTIONS, SearchOptions, search_options
 
     request = QueryRequest(namespace="", top_k=1, vector=np.ones(2, dtype=np.float32), ef=ef,
                            backend_options=sections)
+    section = QUERY_OPTIONS.query(request)
     assert search_options(request) == SearchOptions(
-        ef=ef, exact=QUERY_OPTIONS.query(request)["exact"])
+        ef=ef, exact=section["exact"], acorn=section.get("acorn"))

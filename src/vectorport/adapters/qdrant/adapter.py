@@ -58,7 +58,12 @@ from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k, first_depth
 from vectorport.adapters.qdrant.settled import settled_top_k
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
-from vectorport.core.errors import BackendError, ConfigError, IndexNotFoundError
+from vectorport.core.errors import (
+    BackendError,
+    ConfigError,
+    IndexNotFoundError,
+    UnsupportedFeatureError,
+)
 from vectorport.core.filters.ast import Filter
 from vectorport.core.types import (
     Explanation,
@@ -285,6 +290,8 @@ class QdrantAdapter:
 
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         options = search_options(request)
+        if options.acorn is not None:
+            self._check_acorn()
         flt = self._scoped(request.namespace, request.filter)
         names = codec.vector_names(index, self._layout(index))
         include = request.include
@@ -310,8 +317,23 @@ class QdrantAdapter:
                 for hit, score in best]
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
-        return explain_query(index, request, bools_native=self._engine.bools_native,
-                             numbers_exact=self._engine.numbers_exact, engine=self._engine.name)
+        if search_options(request).acorn is not None:
+            self._check_acorn()
+        engine = self._engine
+        return explain_query(index, request, bools_native=engine.bools_native,
+                             numbers_exact=engine.numbers_exact, engine=engine.name,
+                             acorn=engine.uses_acorn)
+
+    def _check_acorn(self) -> None:
+        """The ``acorn`` option means something where a graph is searched with or
+        without ACORN (Edge) and nothing where every search scans (local mode); a
+        server is not asked for ACORN by vectorport, so the option is refused there
+        rather than ignored."""
+        engine = self._engine
+        if engine.applies_hints and not engine.uses_acorn:
+            raise UnsupportedFeatureError(
+                "qdrant", "the acorn query option",
+                f"vectorport does not ask ACORN of a {engine.name} (only of Qdrant Edge)")
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         uids = [naming.point_id(namespace, i) for i in unique(ids)]

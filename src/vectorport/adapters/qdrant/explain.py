@@ -2,8 +2,9 @@
 
 The query goes to Qdrant as a search on the named vector (``dense`` or ``sparse``) with
 the namespace-scoped filter (Qdrant's REST filter JSON, shown as sent), ``hnsw_ef`` and
-``exact`` as search parameters, and a first depth a little past ``top_k``; the adapter
-then rescores exactly and widens while a tie runs across the cut.
+``exact`` as search parameters (and ACORN for a filtered dense search on Edge), and a
+first depth a little past ``top_k``; the adapter then rescores exactly and widens while
+a tie runs across the cut.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ BACKEND = "qdrant"
 
 
 def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool,
-                  numbers_exact: bool, engine: str) -> Explanation:
+                  numbers_exact: bool, engine: str, acorn: bool = False) -> Explanation:
+    """``acorn``: the engine asks ACORN of a filtered dense search (Edge), unless the
+    query turns it off."""
     options = search_options(request)
+    acorn = acorn and options.acorn is not False and not options.exact
     flt = scoped(request.namespace, request.filter, bools_native=bools_native,
                  numbers_exact=numbers_exact)
     user_filter = compile_filter(request.filter, bools_native=bools_native,
@@ -33,7 +37,10 @@ def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool
     if request.sparse is not None:
         searches.append((naming.SPARSE, f"<sparse: {len(request.sparse.indices)} terms>"))
     body = [{"using": using, "query": kind, "filter": flt, "limit": depth,
-             "params": {"hnsw_ef": options.ef, "exact": options.exact}}
+             "params": {"hnsw_ef": options.ef, "exact": options.exact,
+                        **({"acorn": {"enable": True, "max_selectivity": 1.0}}
+                           if acorn and using == naming.DENSE and flt
+                           else {})}}
             for using, kind in searches]
     notes = [f"{engine}: each search asks {depth} first, rescored exactly in float64; "
              f"deeper (up to {SEARCH_CAP}) while a tie runs across the cut"]
@@ -45,7 +52,8 @@ def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool
         top_k=request.top_k, language="json", request=json.dumps(body, sort_keys=True),
         parameters=tuple(kind for _, kind in searches),
         filter=json.dumps(user_filter, sort_keys=True) if user_filter is not None else None,
-        settings={"hnsw_ef": options.ef, "exact": options.exact, "first_depth": depth,
+        settings={"hnsw_ef": options.ef, "exact": options.exact, "acorn": acorn,
+                  "first_depth": depth,
                   "depth_cap": SEARCH_CAP, "consistency": request.consistency},
         notes=tuple(notes),
     )

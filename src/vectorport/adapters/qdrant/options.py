@@ -5,7 +5,8 @@ Index options: ``on_disk`` (vectors on disk, memory-mapped), ``full_scan_thresho
 (kilobytes of vectors below which a search scans instead of walking the graph) and
 ``indexing_threshold`` (kilobytes of vectors in a segment before its HNSW graph is
 built). ``index_params`` of ``hnsw``: ``m`` and ``ef_construction``; ``flat`` takes
-none (the graph is off). Query options: ``exact`` (a brute-force search).
+none (the graph is off). Query options: ``exact`` (a brute-force search) and
+``acorn`` (``False`` turns off ACORN, which Qdrant Edge uses for filtered searches).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ HNSW_PARAMS = OptionSpec(BACKEND, "index_params", (
     Option("ef_construction", "int", check=positive),
 ))
 FLAT_PARAMS = OptionSpec(BACKEND, "index_params")
-QUERY_OPTIONS = OptionSpec(BACKEND, "query", (Option("exact", "bool", default=False),))
+QUERY_OPTIONS = OptionSpec(BACKEND, "query", (Option("exact", "bool", default=False),
+                                               Option("acorn", "bool")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,9 @@ class CollectionLayout:
 class SearchOptions:
     ef: int | None
     exact: bool
+    acorn: bool | None = None
+    """ACORN for filtered searches as the query asks (``None``: not asked; Qdrant Edge
+    then uses it, see :data:`.engines.edge.ACORN`)."""
 
 
 def collection_layout(spec: IndexSpec) -> CollectionLayout:
@@ -89,13 +94,14 @@ _PLAIN = SearchOptions(ef=None, exact=False)
 
 
 def search_options(request: QueryRequest) -> SearchOptions:
-    """``ef`` (the contract's hint, Qdrant's ``hnsw_ef``) and ``exact`` (the ``qdrant``
-    section's switch to a brute-force search). A query without a ``qdrant`` section
+    """``ef`` (the contract's hint, Qdrant's ``hnsw_ef``), ``exact`` (the ``qdrant``
+    section's switch to a brute-force search) and ``acorn``. A query without a ``qdrant`` section
     and without ``ef`` (most) gets the defaults as one shared value: checking an empty
     section was ≈ 3 µs a query."""
     if request.ef is None and BACKEND not in request.backend_options:
         return _PLAIN
-    return SearchOptions(ef=request.ef, exact=QUERY_OPTIONS.query(request)["exact"])
+    section = QUERY_OPTIONS.query(request)
+    return SearchOptions(ef=request.ef, exact=section["exact"], acorn=section.get("acorn"))
 
 
 __all__ = [

@@ -34,6 +34,9 @@ class Engine(Protocol):
     also has its order key under :data:`..naming.NUMBERS`, see :mod:`..numbers`)."""
     applies_hints: bool
     """``hnsw_ef`` and ``exact`` reach an HNSW search (local mode is brute force)."""
+    uses_acorn: bool
+    """Filtered searches of an HNSW graph ask for ACORN, which the ``acorn`` query
+    option can turn off (Edge)."""
     max_request_bytes: int | None
     """Upserts are split to stay under this (a server's request limit); None: no limit."""
 

@@ -146,6 +146,8 @@ class ClientEngine:
 
     bools_native = True
     numbers_exact = True
+    uses_acorn = False
+    """ACORN is not asked of a server (not measured here); local mode has no graph."""
 
     def __init__(self, client: QdrantClient, *, local: bool, name: str,
                  lock: threading.RLock | None = None,

@@ -88,6 +88,17 @@ _FILTERS = SdkFilters(to_edge)
 """The qdrant-edge-py filters of the memoised filter documents searches, scrolls and
 counts are handed (see :class:`..filters.SdkFilters`)."""
 
+ACORN = qe.AcornSearchParams(enable=True, max_selectivity=1.0)
+"""ACORN for every filtered dense search (unless the query says ``acorn: False``).
+Qdrant's graph has payload-aware links only for indexed fields (the namespace, the
+numbers' order keys); a condition on any other metadata field strands the traversal
+among points it filters out. ACORN steps over them to their neighbours. At its default
+``max_selectivity`` (0.4) it did not engage for a string condition keeping 25% of the
+points (the engine cannot estimate an unindexed field's selectivity), so it is always
+asked for: on 20,000 clustered rows × 384, ``{"lang": "en"}`` read recall@10 0.55 at
+``ef`` 10 without it, 1.00 with it, for about four times the time (13.4 against 3.5 ms
+a query; a range on an indexed number: 15.5 against 14.9 ms, recall 1.00 both)."""
+
 
 def _vector(value: VectorValue) -> Any:
     if isinstance(value, SparseVector):
@@ -108,6 +119,14 @@ def _edge_point(point: Point) -> Any:
 
 def _hit(point: Any) -> Hit:
     return hit_of(point, qe.SparseVector)
+
+
+def _has_graph(shard: Any, name: str) -> bool:
+    """Whether some of the shard's vectors are searched through an HNSW graph (none
+    before the optimizers first ran, nor below the indexing threshold): without one,
+    every search is already a full scan. ≈ 1 µs."""
+    with translated("info", name):
+        return int(shard.info().indexed_vectors_count) > 0
 
 
 def _hnsw(m: int, layout: CollectionLayout) -> Any:
@@ -218,6 +237,7 @@ class EdgeEngine:
     bools_native = False
     numbers_exact = False
     applies_hints = True
+    uses_acorn = True
     max_request_bytes: int | None = None
 
     def __init__(self, root: Path, *, optimize_every: int = OPTIMIZE_EVERY) -> None:
@@ -464,20 +484,38 @@ class EdgeEngine:
     def _points(self, shard: Any, name: str, using: str, query: QueryValue,
                 flt: QdrantFilter, limit: int, vectors: Sequence[str],
                 options: SearchOptions) -> list[Any]:
+        """The engine's best ``limit`` points. A filtered dense search goes through the
+        graph with ACORN (:data:`ACORN`) unless the query turned it off; should it come
+        back with fewer points than asked while the shard has an HNSW graph, the
+        traversal may have stopped short of points that match (without ACORN, on
+        20,000 clustered rows, ``{"lang": "en"}`` matching 5,000: one search returned 1
+        point at ``ef`` 10 and at 40), so it is sent again as an exact search, which
+        scores every matching point: an answer is never cut short silently. A sparse
+        search reads the inverted index and is complete."""
+        filtered = bool(flt) and not options.exact and not isinstance(query, SparseVector)
+        acorn = ACORN if filtered and options.acorn is not False else None
         params = None
-        if options.ef is not None or options.exact:
-            params = qe.SearchParams(hnsw_ef=options.ef, exact=options.exact)
-        request = qe.QueryRequest(
-            limit=limit, query=qe.Query.Nearest(_vector(
-                query if isinstance(query, SparseVector) else query.tolist()), using=using),
-            filter=_FILTERS(flt) if flt else None, with_payload=True,
-            with_vector=list(vectors) or False, params=params)
-        try:  # translated() inline: the context manager costs ≈ 3 µs, 2% of a query
-            points: list[Any] = shard.query(request)
-        except VectorportError:
-            raise
-        except Exception as exc:
-            raise TRANSLATOR.error(exc, "query", index=name) from exc
+        if options.ef is not None or options.exact or acorn is not None:
+            params = qe.SearchParams(hnsw_ef=options.ef, exact=options.exact, acorn=acorn)
+        nearest = qe.Query.Nearest(_vector(
+            query if isinstance(query, SparseVector) else query.tolist()), using=using)
+        edge_filter = _FILTERS(flt) if flt else None
+
+        def search(search_params: Any) -> list[Any]:
+            request = qe.QueryRequest(limit=limit, query=nearest, filter=edge_filter,
+                                      with_payload=True, with_vector=list(vectors) or False,
+                                      params=search_params)
+            try:  # translated() inline: the context manager costs ≈ 3 µs, 2% of a query
+                found: list[Any] = shard.query(request)
+            except VectorportError:
+                raise
+            except Exception as exc:
+                raise TRANSLATOR.error(exc, "query", index=name) from exc
+            return found
+
+        points = search(params)
+        if filtered and len(points) < limit and _has_graph(shard, name):
+            points = search(qe.SearchParams(hnsw_ef=options.ef, exact=True))
         return points
 
     def scroll(self, name: str, flt: QdrantFilter, limit: int, offset: str | None,
@@ -521,4 +559,4 @@ class EdgeEngine:
                         entry.shard.close()
 
 
-__all__ = ["EdgeEngine", "to_edge"]
+__all__ = ["ACORN", "EdgeEngine", "to_edge"]
