@@ -14,7 +14,7 @@ import json
 from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.filters import compile_filter, scoped
-from vectorport.adapters.qdrant.options import search_options
+from vectorport.adapters.qdrant.options import ACORN_MAX_SELECTIVITY, search_options
 from vectorport.adapters.qdrant.ranking import SEARCH_CAP, first_depth
 
 BACKEND = "qdrant"
@@ -38,7 +38,7 @@ def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool
         searches.append((naming.SPARSE, f"<sparse: {len(request.sparse.indices)} terms>"))
     body = [{"using": using, "query": kind, "filter": flt, "limit": depth,
              "params": {"hnsw_ef": options.ef, "exact": options.exact,
-                        **({"acorn": {"enable": True, "max_selectivity": 1.0}}
+                        **({"acorn": {"enable": True, "max_selectivity": ACORN_MAX_SELECTIVITY}}
                            if acorn and using == naming.DENSE and flt
                            else {})}}
             for using, kind in searches]

@@ -38,6 +38,8 @@ HNSW_PARAMS = OptionSpec(BACKEND, "index_params", (
 FLAT_PARAMS = OptionSpec(BACKEND, "index_params")
 QUERY_OPTIONS = OptionSpec(BACKEND, "query", (Option("exact", "bool", default=False),
                                                Option("acorn", "bool")))
+ACORN_MAX_SELECTIVITY = 1.0
+"""ACORN's ``max_selectivity`` on Edge: always (see :data:`.engines.edge.ACORN`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +97,9 @@ _PLAIN = SearchOptions(ef=None, exact=False)
 
 def search_options(request: QueryRequest) -> SearchOptions:
     """``ef`` (the contract's hint, Qdrant's ``hnsw_ef``), ``exact`` (the ``qdrant``
-    section's switch to a brute-force search) and ``acorn``. A query without a ``qdrant`` section
-    and without ``ef`` (most) gets the defaults as one shared value: checking an empty
-    section was ≈ 3 µs a query."""
+    section's switch to a brute-force search) and ``acorn``. A query without a
+    ``qdrant`` section and without ``ef`` (most) gets the defaults as one shared value:
+    checking an empty section was ≈ 3 µs a query."""
     if request.ef is None and BACKEND not in request.backend_options:
         return _PLAIN
     section = QUERY_OPTIONS.query(request)
@@ -105,6 +107,7 @@ def search_options(request: QueryRequest) -> SearchOptions:
 
 
 __all__ = [
+    "ACORN_MAX_SELECTIVITY",
     "DISTANCES",
     "FLAT_PARAMS",
     "HNSW_PARAMS",

@@ -38,7 +38,11 @@ from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue, VectorValue
 from vectorport.adapters.qdrant.engines.tenants import Reader, Tenants, leading_namespace
 from vectorport.adapters.qdrant.errors import TRANSLATOR, translated
 from vectorport.adapters.qdrant.filters import QdrantFilter, SdkFilters
-from vectorport.adapters.qdrant.options import CollectionLayout, SearchOptions
+from vectorport.adapters.qdrant.options import (
+    ACORN_MAX_SELECTIVITY,
+    CollectionLayout,
+    SearchOptions,
+)
 from vectorport.core.errors import (
     BackendError,
     IndexExistsError,
@@ -88,7 +92,7 @@ _FILTERS = SdkFilters(to_edge)
 """The qdrant-edge-py filters of the memoised filter documents searches, scrolls and
 counts are handed (see :class:`..filters.SdkFilters`)."""
 
-ACORN = qe.AcornSearchParams(enable=True, max_selectivity=1.0)
+ACORN = qe.AcornSearchParams(enable=True, max_selectivity=ACORN_MAX_SELECTIVITY)
 """ACORN for every filtered dense search (unless the query says ``acorn: False``).
 Qdrant's graph has payload-aware links only for indexed fields (the namespace, the
 numbers' order keys); a condition on any other metadata field strands the traversal
