@@ -14,7 +14,11 @@ import json
 from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest
 from vectorport.adapters.qdrant import naming
 from vectorport.adapters.qdrant.filters import compile_filter, scoped
-from vectorport.adapters.qdrant.options import ACORN_MAX_SELECTIVITY, search_options
+from vectorport.adapters.qdrant.options import (
+    ACORN_MAX_SELECTIVITY,
+    asks_acorn,
+    search_options,
+)
 from vectorport.adapters.qdrant.ranking import SEARCH_CAP, first_depth
 
 BACKEND = "qdrant"
@@ -25,7 +29,6 @@ def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool
     """``acorn``: the engine asks ACORN of a filtered dense search (Edge), unless the
     query turns it off."""
     options = search_options(request)
-    acorn = acorn and options.acorn is not False and not options.exact
     flt = scoped(request.namespace, request.filter, bools_native=bools_native,
                  numbers_exact=numbers_exact)
     user_filter = compile_filter(request.filter, bools_native=bools_native,
@@ -36,11 +39,12 @@ def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool
         searches.append((naming.DENSE, f"<float32[{index.dimension}]>"))
     if request.sparse is not None:
         searches.append((naming.SPARSE, f"<sparse: {len(request.sparse.indices)} terms>"))
+    with_acorn = {using: asks_acorn(options, engine_uses_acorn=acorn, filtered=bool(flt),
+                                    dense=using == naming.DENSE) for using, _ in searches}
+    acorn_params = {"acorn": {"enable": True, "max_selectivity": ACORN_MAX_SELECTIVITY}}
     body = [{"using": using, "query": kind, "filter": flt, "limit": depth,
              "params": {"hnsw_ef": options.ef, "exact": options.exact,
-                        **({"acorn": {"enable": True, "max_selectivity": ACORN_MAX_SELECTIVITY}}
-                           if acorn and using == naming.DENSE and flt
-                           else {})}}
+                        **(acorn_params if with_acorn[using] else {})}}
             for using, kind in searches]
     notes = [f"{engine}: each search asks {depth} first, rescored exactly in float64; "
              f"deeper (up to {SEARCH_CAP}) while a tie runs across the cut"]
@@ -52,7 +56,8 @@ def explain_query(index: IndexSpec, request: QueryRequest, *, bools_native: bool
         top_k=request.top_k, language="json", request=json.dumps(body, sort_keys=True),
         parameters=tuple(kind for _, kind in searches),
         filter=json.dumps(user_filter, sort_keys=True) if user_filter is not None else None,
-        settings={"hnsw_ef": options.ef, "exact": options.exact, "acorn": acorn,
+        settings={"hnsw_ef": options.ef, "exact": options.exact,
+                  "acorn": any(with_acorn.values()),
                   "first_depth": depth,
                   "depth_cap": SEARCH_CAP, "consistency": request.consistency},
         notes=tuple(notes),

@@ -106,6 +106,15 @@ def search_options(request: QueryRequest) -> SearchOptions:
     return SearchOptions(ef=request.ef, exact=section["exact"], acorn=section.get("acorn"))
 
 
+def asks_acorn(options: SearchOptions, *, engine_uses_acorn: bool, dense: bool,
+               filtered: bool) -> bool:
+    """Whether a search asks for ACORN: a filtered dense search, not exact, on an engine
+    that uses it (Edge), unless the query turned it off. The one decision the Edge
+    engine sends and ``explain`` shows."""
+    return (engine_uses_acorn and dense and filtered and not options.exact
+            and options.acorn is not False)
+
+
 __all__ = [
     "ACORN_MAX_SELECTIVITY",
     "DISTANCES",
@@ -115,6 +124,7 @@ __all__ = [
     "QUERY_OPTIONS",
     "CollectionLayout",
     "SearchOptions",
+    "asks_acorn",
     "collection_layout",
     "search_options",
 ]

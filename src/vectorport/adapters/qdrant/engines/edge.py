@@ -42,6 +42,7 @@ from vectorport.adapters.qdrant.options import (
     ACORN_MAX_SELECTIVITY,
     CollectionLayout,
     SearchOptions,
+    asks_acorn,
 )
 from vectorport.core.errors import (
     BackendError,
@@ -496,8 +497,9 @@ class EdgeEngine:
         point at ``ef`` 10 and at 40), so it is sent again as an exact search, which
         scores every matching point: an answer is never cut short silently. A sparse
         search reads the inverted index and is complete."""
-        filtered = bool(flt) and not options.exact and not isinstance(query, SparseVector)
-        acorn = ACORN if filtered and options.acorn is not False else None
+        dense = not isinstance(query, SparseVector)
+        acorn = ACORN if asks_acorn(options, engine_uses_acorn=self.uses_acorn, dense=dense,
+                                    filtered=bool(flt)) else None
         params = None
         if options.ef is not None or options.exact or acorn is not None:
             params = qe.SearchParams(hnsw_ef=options.ef, exact=options.exact, acorn=acorn)
@@ -518,7 +520,8 @@ class EdgeEngine:
             return found
 
         points = search(params)
-        if filtered and len(points) < limit and _has_graph(shard, name):
+        if (dense and flt and not options.exact and len(points) < limit
+                and _has_graph(shard, name)):
             points = search(qe.SearchParams(hnsw_ef=options.ef, exact=True))
         return points
 
