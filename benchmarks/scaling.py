@@ -10,10 +10,12 @@ resident set is that work's alone:
    (``bucket``) each, in batches of 5,000 (timed; the peak resident set sampled
    throughout); then the generated matrix is dropped and freed memory handed back to the
    OS (``malloc_trim``): the resident set above the base is what the *store* keeps;
-2. **queries**, one child per backend holding every size (``memory://`` loads them
-   again there): rounds of one top-10 query (with metadata) against each size in turn,
-   the order reversed every other round, so that load from the other processes on this
-   shared machine falls on every size alike; p50 and p99 per size.
+2. **queries**, one child per backend holding every size: rounds of one top-10 query
+   (with metadata) against each size in turn, the order reversed every other round, so
+   that load from the other processes on this shared machine falls on every size alike;
+   p50 and p99 per size. ``memory://`` indexes die with their process, so there the
+   child that loaded the largest size, once its figures are taken, loads the smaller
+   ones and runs the rounds (loading 1.11M records again in a fresh child took 25–33 s).
 
 Backends: **local** (``memory://``, exact search) and **pgvector** (``index_type="flat"``:
 an exact scan; an HNSW build over 1M rows would take most of the time budget) at every
@@ -105,10 +107,21 @@ def _load(store: vectorport.Store, backend: str, rows: int, vectors: Vectors) ->
     return time.perf_counter() - start
 
 
-def child_load(backend: str, rows: int, url: str) -> dict[str, Any]:
+def _load_again(store: vectorport.Store, backend: str, sizes: list[int]) -> None:
+    """Load each of ``sizes`` (untimed), for the query rounds of an in-memory store."""
+    for rows in sizes:
+        vectors = mixture(rows)
+        _load(store, backend, rows, vectors)
+        del vectors
+        _trim()
+
+
+def child_load(backend: str, rows: int, url: str, query_sizes: list[int] | None = None,
+               queries: int = 0) -> dict[str, Any]:
     """In a child process: load ``rows`` records into ``url`` (timed, peak resident set
     sampled), then free the generated matrix and take what the store keeps. The index is
-    left for :func:`child_queries` (except ``memory://``, which dies with the child)."""
+    left for :func:`child_queries`; with ``query_sizes`` (``memory://``, whose indexes
+    die with the child) this child loads the other sizes and runs the rounds itself."""
     store = vectorport.connect(for_loads(url))
     _trim()
     base = rss_bytes()
@@ -119,21 +132,30 @@ def child_load(backend: str, rows: int, url: str) -> dict[str, Any]:
     _trim()
     kept = rss_bytes() - base
     count = store.index(f"scale_{rows}").count()
+    result = {"ingest_seconds": seconds, "kept": kept, "peak_growth": peak.growth,
+              "count": count}
+    if query_sizes:
+        _load_again(store, backend, [size for size in query_sizes if size != rows])
+        result["latencies"] = _rounds(store, query_sizes, queries)
     store.close()
-    return {"ingest_seconds": seconds, "kept": kept, "peak_growth": peak.growth, "count": count}
+    return result
 
 
 def child_queries(backend: str, sizes: list[int], url: str, queries: int) -> dict[str, Any]:
-    """In a child process: one top-10 query at a time against every size in turn (the
-    order reversed every round), so that load from other processes falls on every size
-    alike; returns the latencies per size. ``memory://`` indexes are loaded here again."""
+    """In a child process: :func:`_rounds` over the indexes the load children left
+    (``memory://`` ones loaded here again: a load child failed before the largest)."""
     store = vectorport.connect(for_loads(url))
     if url == "memory://":
-        for rows in sizes:
-            vectors = mixture(rows)
-            _load(store, backend, rows, vectors)
-            del vectors
-            _trim()
+        _load_again(store, backend, sizes)
+    latencies = _rounds(store, sizes, queries)
+    store.close()
+    return {"latencies": latencies}
+
+
+def _rounds(store: vectorport.Store, sizes: list[int], queries: int) -> dict[str, list[float]]:
+    """One top-10 query at a time against every size in turn (the order reversed every
+    round), so that load from other processes falls on every size alike; the latencies
+    per size. The indexes are dropped afterwards."""
     indexes = {rows: store.index(f"scale_{rows}") for rows in sizes}
     points = held_out(queries + 1)
     for index in indexes.values():
@@ -147,8 +169,7 @@ def child_queries(backend: str, sizes: list[int], url: str, queries: int) -> dic
             latencies[rows].append(time.perf_counter() - start)
     for rows in sizes:
         store.delete_index(f"scale_{rows}", missing_ok=True)
-    store.close()
-    return {"latencies": {str(k): v for k, v in latencies.items()}}
+    return {str(k): v for k, v in latencies.items()}
 
 
 class _Point:
@@ -228,11 +249,16 @@ def _draw(curves: dict[str, list[_Point]]) -> bool:
 def _backend(report: Report, backend: str, sizes: tuple[int, ...], url: str,
              queries: int) -> list[_Point]:
     loads: dict[int, dict[str, Any]] = {}
+    in_memory = url == "memory://"
     for rows in sizes:
-        print(f"  {backend}: loading {rows:,} records in a child process …", flush=True)
+        rounds: dict[str, Any] = (
+            {"query_sizes": list(sizes), "queries": queries}
+            if in_memory and rows == sizes[-1] else {})
+        then = f", then {queries} rounds of one query per size there" if rounds else ""
+        print(f"  {backend}: loading {rows:,} records in a child process{then} …", flush=True)
         try:
             loads[rows] = run_child("benchmarks.scaling:child_load", backend=backend,
-                                    rows=rows, url=url)
+                                    rows=rows, url=url, **rounds)
         except Exception as exc:
             report.note(f"scaling: {backend} at {rows:,} failed: {exc}")
             break
@@ -240,9 +266,12 @@ def _backend(report: Report, backend: str, sizes: tuple[int, ...], url: str,
             report.note(f"scaling: {backend} at {rows:,} held {loads[rows]['count']} records")
     if not loads:
         return []
-    print(f"  {backend}: {queries} rounds of one query per size, alternately …", flush=True)
-    latencies = run_child("benchmarks.scaling:child_queries", backend=backend,
-                          sizes=list(loads), url=url, queries=queries)["latencies"]
+    latencies = loads[max(loads)].get("latencies")
+    if latencies is None:  # not in memory, or a load failed before the largest size
+        print(f"  {backend}: {queries} rounds of one query per size, alternately …",
+              flush=True)
+        latencies = run_child("benchmarks.scaling:child_queries", backend=backend,
+                              sizes=list(loads), url=url, queries=queries)["latencies"]
     points = [_Point(rows, loads[rows], latencies[str(rows)]) for rows in loads]
     for p in points:
         print(f"    {p.rows:,}: {p.rate:,.0f} records/s, p50 {p.p50 * 1e3:.2f} ms, p99 "
@@ -303,7 +332,9 @@ def _figures(report: Report, curves: dict[str, list[_Point]]) -> None:
                               f"{raw / 2**20:,.0f} MiB)", last.kept / 2**20, raw / 2**20, "MiB",
                               RSS_TARGET, higher_is_better=False, chart=False))
     report.note("scaling: every load runs in a child process of its own, and the queries of "
-                "a backend in one more, alternating between the sizes; records carry an id "
+                "a backend in one more (memory://: in the largest size's load child, after "
+                "its figures, with the smaller sizes loaded there), alternating between the "
+                "sizes; records carry an id "
                 "and one metadata key; 'kept' is the client's resident set after the load less "
                 "before it, with the generated matrix freed (pgvector keeps its rows in the "
                 "server, so its client figure is only the connection's)")
