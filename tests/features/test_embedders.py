@@ -373,7 +373,11 @@ class TestBM25:
         enc = BM25Encoder().fit(CORPUS)
         for vec in [*enc.encode_documents(CORPUS), enc.encode_query("quick fox")]:
             assert isinstance(vec, SparseVector)
-            assert validation.sparse_vector(vec) == vec  # sorted, unique, int32
+            canonical = validation.sparse_vector(vec)
+            assert canonical.indices == vec.indices  # sorted, unique, int32
+            # BM25's own weights in float64 (its sums are tested above); stored, as
+            # every sparse value, as float32
+            assert canonical.values == tuple(float(np.float32(v)) for v in vec.values)
             assert all(0 <= i < 2**29 for i in vec.indices)  # below pgvector's 10^9 limit
 
     def test_term_ids_are_stable(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 
 from vectorport import ConfigError, FilterError, SparseVector
@@ -30,7 +31,9 @@ MASTRA_MULTI = {"pinecone": {"namespace": "default"}, "pgvector": {"min_score": 
 def test_pinecone_section() -> None:
     options = options_for_backend(MASTRA_PINECONE, "pinecone")
     assert options.namespace == "production"
-    assert options.sparse == SparseVector((0, 1, 2, 3), (0.1, 0.2, 0.15, 0.05))
+    # the canonical sparse vector: values in float32, as every backend stores them
+    assert options.sparse == SparseVector(
+        (0, 1, 2, 3), tuple(float(np.float32(v)) for v in (0.1, 0.2, 0.15, 0.05)))
     assert options.query_kwargs() == {"namespace": "production"}
 
 

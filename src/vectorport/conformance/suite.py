@@ -532,12 +532,15 @@ class SparseTests(SuiteBase):
         with pytest.raises(UnsupportedFeatureError):
             store.create_index(unique_name("sp"), 4, self.a_metric(store), sparse=True)
 
-    def _sparse_index(self, store: Store, make_index: IndexFactory) -> tuple[Index, list[Record]]:
+    def _empty_sparse_index(self, store: Store, make_index: IndexFactory, tag: str) -> Index:
         if not store.capabilities.sparse:
             pytest.skip("sparse not declared (checked by test_sparse_undeclared_raises)")
         metric: Metric = ("dotproduct" if "dotproduct" in store.capabilities.metrics
                           else self.a_metric(store))
-        index = make_index(metric=metric, sparse=True, tag="sparse")
+        return make_index(metric=metric, sparse=True, tag=tag)
+
+    def _sparse_index(self, store: Store, make_index: IndexFactory) -> tuple[Index, list[Record]]:
+        index = self._empty_sparse_index(store, make_index, "sparse")
         rows = _sparse_rows()
         index.upsert(rows)
         return index, canonical_records(rows)
@@ -591,6 +594,30 @@ class SparseTests(SuiteBase):
         assert got.sparse is not None and want.sparse is not None
         assert got.sparse.indices == want.sparse.indices
         np.testing.assert_allclose(got.sparse.values, want.sparse.values, rtol=1e-6)
+
+    @pytest.mark.feature("sparse vectors")
+    def test_sparse_values_are_the_same_float32_everywhere(
+        self, store: Store, make_index: IndexFactory
+    ) -> None:
+        """Sparse values are stored as float32, as dense vectors are (CONTRACT §1): a
+        value float32 cannot hold (0.1, 1/3) comes back, from a fetch, a scan and a
+        query, as its nearest float32 on every backend, and a query's own values count
+        as theirs. In-process stores once kept the float64 given, while the engines
+        rounded it, so the same record read back otherwise per backend."""
+        index = self._empty_sparse_index(store, make_index, "sparse32")
+        given = (0.1, 1 / 3, 90.33333333333333, -2.2e-8, 12345.678901)
+        as_float32 = tuple(float(np.float32(v)) for v in given)
+        row = {"id": "p", "vector": [0.1, 0.2, 0.3, 0.4],
+               "sparse": {"indices": [2, 5, 9, 11, 40], "values": list(given)}}
+        index.upsert([row])
+        fetched = index.fetch(["p"])["p"].sparse
+        assert fetched is not None and fetched.values == as_float32
+        scanned = [r.sparse for page in index.scan(page_size=10) for r in page.records]
+        assert scanned == [fetched]
+        found = index.query(sparse=SparseVector((5,), (1 / 3,)), top_k=1, include_vectors=True)
+        assert [m.id for m in found] == ["p"] and found[0].sparse == fetched
+        exact = as_float32[1] * float(np.float32(1 / 3))
+        assert found[0].score == pytest.approx(exact, rel=1e-6)
 
     def test_sparse_on_dense_index_is_refused(self, store: Store, make_index: IndexFactory) -> None:
         index = make_index(metric=self.a_metric(store))

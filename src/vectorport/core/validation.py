@@ -281,7 +281,7 @@ def dense_matrix(value: object, expected_dimension: int) -> DenseMatrix:
 
 
 def sparse_vector(value: object, what: str = "sparse vector") -> SparseVector:
-    """Canonical sparse vector: indices ascending, values float."""
+    """Canonical sparse vector: indices ascending, values float32 (as Python floats)."""
     if isinstance(value, SparseVector):
         indices: Sequence[Any] = value.indices
         values: Sequence[Any] = value.values
@@ -322,10 +322,16 @@ def sparse_vector(value: object, what: str = "sparse vector") -> SparseVector:
             f"{what} has a norm beyond {MAX_VECTOR_NORM:g}: engines compute in float32, "
             "where its scores would overflow (scale it down)"
         )
+    # values are float32, as dense vectors are: the engines with sparse vectors keep
+    # them so (pgvector's sparsevec, Milvus, Qdrant's server and Edge, Pinecone), and the
+    # in-process stores kept the float64 given, so the same record came back and scored
+    # otherwise there (0.1 against 0.10000000149011612); now every backend holds, returns
+    # and scores the same values
+    stored: list[float] = np.asarray(clean_values, dtype=np.float32).tolist()
     order = sorted(range(len(indices)), key=indices.__getitem__)
     return SparseVector(
         indices=tuple(int(indices[k]) for k in order),
-        values=tuple(clean_values[k] for k in order),
+        values=tuple(stored[k] for k in order),
     )
 
 
