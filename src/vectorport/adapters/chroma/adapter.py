@@ -356,20 +356,22 @@ class ChromaAdapter:
                 return
             if compiled is not None:
                 compiled = _for_records(compiled, filter, collection)
-            if ids is not None:
-                for chunk in batches(ids, CHUNK):
-                    collection.delete(ids=chunk)
-            elif compiled is not None and not compiled.matches_nothing:
-                if compiled.where is None:
-                    clear_collection(collection)
-                else:
-                    collection.delete(where=compiled.where)
+            with self._lock.held():  # no reader meets a record half deleted
+                if ids is not None:
+                    for chunk in batches(ids, CHUNK):
+                        collection.delete(ids=chunk)
+                elif compiled is not None and not compiled.matches_nothing:
+                    if compiled.where is None:
+                        clear_collection(collection)
+                    else:
+                        collection.delete(where=compiled.where)
 
     def delete_namespace(self, index: IndexSpec, namespace: str) -> None:
         with chroma_errors("delete_namespace"):
             self._specs.check_stored(index)
             self._handles.pop(naming.data_collection(index.name, namespace), None)
-            drop_collection(self._client, naming.data_collection(index.name, namespace))
+            with self._lock.held():  # dropping empties the collection first (.dropping)
+                drop_collection(self._client, naming.data_collection(index.name, namespace))
 
     def patch(self, index: IndexSpec, namespace: str, patch: RecordPatch) -> bool:
         with chroma_errors("patch"):
@@ -413,12 +415,13 @@ class ChromaAdapter:
             collection = self._data(index, namespace, create=False)
             if collection is None:
                 return []
-            return [
-                record
-                for chunk in batches(ids, CHUNK)
-                for record in records_of(collection.get(
-                    ids=chunk, include=["embeddings", "metadatas", "documents"]))
-            ]
+            with self._lock.reading():  # never a record torn by a write (.locking)
+                return [
+                    record
+                    for chunk in batches(ids, CHUNK)
+                    for record in records_of(collection.get(
+                        ids=chunk, include=["embeddings", "metadatas", "documents"]))
+                ]
 
     def scan(
         self,
@@ -440,8 +443,9 @@ class ChromaAdapter:
             if collection is None or compiled.matches_nothing:
                 return RecordPage((), None)
             compiled = _for_records(compiled, filter, collection)
-            got = collection.get(where=compiled.where, limit=page_size, offset=offset,
-                                 include=["embeddings", "metadatas", "documents"])
+            with self._lock.reading():
+                got = collection.get(where=compiled.where, limit=page_size, offset=offset,
+                                     include=["embeddings", "metadatas", "documents"])
         records = tuple(records_of(got))
         more = len(records) == page_size
         return RecordPage(records, str(offset + len(records)) if more else None)
@@ -513,15 +517,16 @@ class ChromaAdapter:
         include = list(prepared.include)
 
         def search(positions: Sequence[int], depth: int) -> list[list[Hit]]:
-            result = collection.query(
-                # all rows (always, on the first ask) without copying them
-                query_embeddings=(vectors if len(positions) == len(vectors)
-                                  else vectors[list(positions)]),
-                n_results=depth,
-                where=prepared.compiled.where,
-                where_document=prepared.where_document,  # type: ignore[arg-type]
-                include=include,  # type: ignore[arg-type]
-            )
+            with self._lock.reading():  # never a record torn by a write (.locking)
+                result = collection.query(
+                    # all rows (always, on the first ask) without copying them
+                    query_embeddings=(vectors if len(positions) == len(vectors)
+                                      else vectors[list(positions)]),
+                    n_results=depth,
+                    where=prepared.compiled.where,
+                    where_document=prepared.where_document,  # type: ignore[arg-type]
+                    include=include,  # type: ignore[arg-type]
+                )
             rows = [QueryRow.of(result, row) for row in range(len(positions))]
             return [[(s, r, i) for i, s in enumerate(r.scores(metric))] for r in rows]
 
