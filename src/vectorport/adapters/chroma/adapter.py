@@ -285,8 +285,9 @@ class ChromaAdapter:
                 raise
             self._forget(name)
             self._specs.deleted(name)
-            for collection in self._data_collections(name).values():
-                drop_collection(self._client, collection.name)
+            with self._lock.held():  # dropping empties each collection first
+                for collection in self._data_collections(name).values():
+                    drop_collection(self._client, collection.name)
 
     # -- writes -----------------------------------------------------------------------
 
