@@ -118,6 +118,19 @@ def test_a_per_call_deadline_cuts_a_longer_store_timeout(
             faults.stall = False
 
 
+def test_qdrant_server_requests_are_cut_to_the_call_deadline(stalled_port: int) -> None:
+    """A Qdrant server that accepts and never answers is given up on when the call's
+    time is up: qdrant-client's own timeout (whole seconds, set once) was the bound
+    before, so ``vectorport.deadline(1)`` on a store with ``timeout=20`` waited 20 s."""
+    pytest.importorskip("qdrant_client")
+    vectorport.default_registry().by_scheme("qdrant").load()
+    store = vectorport.connect(f"qdrant://127.0.0.1:{stalled_port}?timeout=20")
+    for call in (store.list_indexes, lambda: store.describe_index("docs")):
+        with vectorport.deadline(1.0):
+            error = _bounded(1.0, call)
+        assert isinstance(error, DeadlineExceededError)
+
+
 # -- the emulators' stall switch: every call ------------------------------------------------
 
 

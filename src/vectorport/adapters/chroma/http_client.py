@@ -25,6 +25,7 @@ from chromadb.api import ClientAPI
 from chromadb.config import Settings
 
 from vectorport.adapterkit import ConfigError, ConnectionURL
+from vectorport.adapterkit.http_deadline import deadline_hook
 from vectorport.core.errors import TransientBackendError
 from vectorport.core.retry import request_timeout
 
@@ -75,12 +76,8 @@ def bound(client: ClientAPI, timeout: float) -> bool:
     if not isinstance(session, httpx.Client):
         return False
     session.timeout = httpx.Timeout(timeout)
-
-    def cut_to_deadline(request: httpx.Request) -> None:
-        request.extensions["timeout"] = httpx.Timeout(request_timeout(timeout)).as_dict()
-
     hooks: dict[str, list[Any]] = dict(session.event_hooks)
-    hooks["request"] = [*hooks.get("request", []), cut_to_deadline]
+    hooks["request"] = [*hooks.get("request", []), deadline_hook(timeout)]
     session.event_hooks = hooks
     return True
 

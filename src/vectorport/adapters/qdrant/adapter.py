@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from vectorport.adapterkit import batches, unique
+from vectorport.adapterkit.http_deadline import deadline_hook
 from vectorport.adapters.qdrant import codec, naming
 from vectorport.adapters.qdrant.capabilities import (
     EDGE_CAPABILITIES,
@@ -95,7 +96,11 @@ def size_batches(points: Sequence[Point], max_bytes: int | None) -> Iterator[lis
                    max_cost=max_bytes)
 
 
-def _timeout(url: ConnectionURL) -> int | None:
+_REST_TIMEOUT = 5.0
+"""qdrant-client's REST timeout when none is given (httpx's default)."""
+
+
+def _timeout(url: ConnectionURL) -> float | None:
     raw = url.option("timeout")
     if raw is None:
         return None
@@ -105,7 +110,7 @@ def _timeout(url: ConnectionURL) -> int | None:
         raise ConfigError("URL option timeout must be a number of seconds") from None
     if not value > 0:
         raise ConfigError("URL option timeout must be positive")
-    return max(1, round(value))  # qdrant-client takes whole seconds
+    return value
 
 
 def _local_path(url: ConnectionURL) -> Path:
@@ -175,7 +180,11 @@ class QdrantAdapter:
                                   "check_compatibility": False}
         timeout = _timeout(url)
         if timeout is not None:
-            kwargs["timeout"] = timeout
+            kwargs["timeout"] = max(1, round(timeout))  # qdrant-client takes whole seconds
+        # each request's timeout cut to what is left of the call's deadline: a stalled
+        # server is given up on when the call's time is up, not when the client's
+        # timeout (rounded to whole seconds) runs out (the kwargs reach httpx.Client)
+        kwargs["event_hooks"] = {"request": [deadline_hook(timeout or _REST_TIMEOUT)]}
         if api_key is not None:
             kwargs["api_key"] = api_key.reveal()
         client = QdrantClient(**kwargs)
