@@ -11,6 +11,7 @@ estimate of the rows a query reads; the answers are checked against the referenc
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import psycopg
@@ -123,3 +124,38 @@ def test_a_table_is_analyzed_again_once_it_has_doubled(pg_url: str, store: Store
     # the batch that makes it as many: analyzed again
     index.upsert(records(1_000, start=2 * MIN_ROWS), batch_size=1_000)
     assert analyzed_rows(pg_url, store, name) == 2 * MIN_ROWS
+
+
+
+def metadata_statistics(pg_url: str, store: Store, name: str) -> str:
+    """The planner's statistics of the metadata column, as text ('' when it has none)."""
+    with psycopg.connect(libpq_uri(pg_url)) as conn:
+        row = conn.execute(
+            "SELECT concat(most_common_vals::text, histogram_bounds::text) FROM pg_stats"
+            " WHERE schemaname = %s AND tablename = %s AND attname = 'metadata'",
+            (store.adapter.schema, f"vp_{name}")).fetchone()  # type: ignore[attr-defined]
+    return "" if row is None else str(row[0])
+
+
+def test_later_analyses_read_the_namespaces_and_leave_the_metadata_to_autovacuum(
+        pg_url: str, store: Store, name: str) -> None:
+    """The first analysis reads every column; once the table has doubled, the writer's
+    analysis tells the planner its new size and reads the namespace column alone; an
+    index build reads everything again."""
+    index = store.create_index(name, DIM, "cosine", index_type="flat",
+                               backend_options={"pgvector": {"defer_index": True}})
+    first = [replace(r, metadata={"n": r.metadata["n"], "phase": "first"})
+             for r in records(MIN_ROWS)]
+    index.upsert(first, batch_size=2_000)
+    assert analyzed_rows(pg_url, store, name) == MIN_ROWS
+    before = metadata_statistics(pg_url, store, name)
+    assert "first" in before
+    second = [replace(r, metadata={"n": r.metadata["n"], "phase": "second"})
+              for r in records(MIN_ROWS, start=MIN_ROWS)]
+    index.upsert(second, batch_size=2_000, namespace="other")
+    assert analyzed_rows(pg_url, store, name) == 2 * MIN_ROWS  # analyzed again
+    assert estimated_rows(pg_url, store, name) <= 0.6 * 2 * MIN_ROWS  # namespaces known
+    assert metadata_statistics(pg_url, store, name) == before  # the metadata not read
+    store.adapter.build_index(name)  # type: ignore[attr-defined]
+    assert "second" in metadata_statistics(pg_url, store, name)
+    assert_answers(store, name, first)

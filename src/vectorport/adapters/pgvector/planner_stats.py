@@ -17,6 +17,11 @@ Each adapter counts the rows it writes per index. Once they reach
 (about 7 times over a million rows), and a table whose statistics are current is left
 to autovacuum. The count is per process and approximate (replaced rows count as
 written): it only decides when to look.
+
+Only a table's first analysis reads every column; the later ones read the namespace
+column alone (see :func:`_analyze`): one upsert of 25,000 rows × 384 in batches of
+5,000 then took 0.61 s, against 0.91 s when each analysis read the whole table and 0.57 s
+with no analysis at all (medians of 6 alternating loads on 2 cores).
 """
 
 from __future__ import annotations
@@ -75,9 +80,15 @@ class PlannerStatistics:
             self._analyzed_rows.pop(index, None)
 
 
-_READ_ANALYZED = "SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)"
-"""``pg_class.reltuples`` of a table named by a bound parameter: ``-1`` before its
-first analysis, no row when there is no such table."""
+_READ_ANALYZED = (
+    "SELECT c.reltuples, EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname"
+    " AND s.tablename = c.relname AND s.attname = 'metadata')"
+    " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+    " WHERE c.oid = to_regclass(%s)"
+)
+"""Of a table named by a bound parameter: ``pg_class.reltuples`` (``-1`` before its
+first analysis) and whether its metadata column has statistics; no row when there is no
+such table."""
 
 
 def refresh(statistics: PlannerStatistics, conn: Connection[Any], index: str,
@@ -85,13 +96,13 @@ def refresh(statistics: PlannerStatistics, conn: Connection[Any], index: str,
     """``ANALYZE`` ``table`` if ``force``, or if it was never analyzed or has received
     at least as many rows as it held at its last analysis; True when it did. Called
     after the write has committed, or inside the transaction that builds an index over
-    the rows just loaded."""
+    the rows just loaded. See :func:`_analyze` for which columns it reads."""
     name = table.as_string(conn)
-    written = statistics.look(index, _rows(conn.execute(_READ_ANALYZED, (name,)).fetchone()),
-                              force)
+    found = conn.execute(_READ_ANALYZED, (name,)).fetchone()
+    written = statistics.look(index, _rows(found), force)
     if written is None:
         return False
-    conn.execute(sql.SQL("ANALYZE {}").format(table))
+    conn.execute(_analyze(table, found, force))
     statistics.analyzed(index, written,
                         _rows(conn.execute(_READ_ANALYZED, (name,)).fetchone()))
     return True
@@ -101,14 +112,34 @@ async def arefresh(statistics: PlannerStatistics, conn: AsyncConnection[Any], in
                    table: sql.Composable) -> bool:
     """:func:`refresh` on an async connection."""
     name = table.as_string(conn)
-    cursor = await conn.execute(_READ_ANALYZED, (name,))
-    written = statistics.look(index, _rows(await cursor.fetchone()), False)
+    found = await (await conn.execute(_READ_ANALYZED, (name,))).fetchone()
+    written = statistics.look(index, _rows(found), False)
     if written is None:
         return False
-    await conn.execute(sql.SQL("ANALYZE {}").format(table))
+    await conn.execute(_analyze(table, found, False))
     cursor = await conn.execute(_READ_ANALYZED, (name,))
     statistics.analyzed(index, written, _rows(await cursor.fetchone()))
     return True
+
+
+def _analyze(table: sql.Composable, found: tuple[Any, ...] | None,
+             force: bool) -> sql.Composed:
+    """The whole table's ``ANALYZE`` when forced (an index build) or while its metadata
+    column has no statistics; else one of the ``namespace`` column alone.
+
+    The later analyses of a load only need to tell the planner the table's new size
+    (``reltuples``, which any ``ANALYZE`` sets) and how its rows fall into namespaces.
+    The metadata statistics (what a filter's selectivity is estimated from; without
+    them a filtered query on an HNSW index here took 4 to 15 ms instead of 1 to 1.5,
+    the planner choosing the GIN index and a sort) are the costly part: sorting a
+    sample of up to 30,000 ``jsonb`` values, about 0.15 s of the 0.19 s a whole
+    analysis of 25,000 rows takes. Those of the first analysis stay; and an ``ANALYZE``
+    of named columns leaves the table's count of changed rows as it was, so autovacuum
+    still analyzes the whole table once a tenth of it has changed since its last
+    whole analysis."""
+    if force or found is None or not found[1]:
+        return sql.SQL("ANALYZE {}").format(table)
+    return sql.SQL("ANALYZE {} (namespace)").format(table)
 
 
 def _rows(row: tuple[Any, ...] | None) -> float | None:
