@@ -470,6 +470,63 @@ def test_edge_builds_hnsw_and_searches_it(tmp_path: Path) -> None:
         assert index.count("t", filter=flt) == 750 and index.count() == 10
 
 
+def _edge_hnsw_index(store: vectorport.Store, name: str) -> Index:
+    """A 16-d index whose optimizer runs build an HNSW graph however few its points."""
+    return store.create_index(name, 16, "cosine", index_type="hnsw",
+                              index_params={"m": 8, "ef_construction": 32},
+                              backend_options={"qdrant": {"indexing_threshold": 1,
+                                                          "full_scan_threshold": 1}})
+
+
+def _rows(count: int, start: int = 0) -> list[dict[str, object]]:
+    vectors = np.random.default_rng(start).normal(size=(count, 16))
+    return [{"id": f"p{start + i:05d}", "vector": vectors[i].tolist()} for i in range(count)]
+
+
+def test_edge_optimizers_wait_for_a_write_whose_deadline_leaves_them_time(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A run of the optimizers cannot be cut short, so the write that crosses
+    ``optimize_every`` runs them only when their estimate (1 ms a point at least) fits
+    in what is left of its deadline; otherwise it returns in time, says so once, and a
+    later write with time enough runs them."""
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e?optimize_every=500") as store:
+        index = _edge_hnsw_index(store, "waits_idx")
+        engine = _adapter(store).engine
+        assert isinstance(engine, EdgeEngine)
+        with caplog.at_level("WARNING", logger="vectorport.qdrant"):
+            with vectorport.deadline(0.5):  # 500 points: an estimated 0.5 s, 0.625 needed
+                index.upsert(_rows(500))
+            with vectorport.deadline(0.5):
+                index.upsert(_rows(10, start=500))
+        assert engine.indexed_vectors("waits_idx") == 0  # not run: no time for it
+        warnings = [r.getMessage() for r in caplog.records if r.name == "vectorport.qdrant"]
+        assert len(warnings) == 1  # once, not at every write
+        assert "store.adapter.optimize('waits_idx')" in warnings[0]
+        index.upsert(_rows(10, start=510))  # the store's 30 s deadline: time enough
+        assert engine.indexed_vectors("waits_idx") == 520
+        assert index.count() == 520
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_optimize_runs_the_optimizers_now(engine: str, tmp_path: Path) -> None:
+    """``store.adapter.optimize`` runs them whatever the threshold (Edge), and does
+    nothing where the engine runs them itself or has none (local mode)."""
+    with vectorport.connect(_url(engine, tmp_path)) as store:
+        index = _edge_hnsw_index(store, "now_idx")
+        index.upsert(_rows(100))
+        adapter = _adapter(store)
+        adapter.optimize("now_idx")
+        query = _rows(1, start=7)[0]["vector"]
+        want = [e.id for e in reference_query(canonical_records(_rows(100), 16), "cosine",
+                                              vector=query, top_k=3)]
+        if isinstance(adapter.engine, EdgeEngine):
+            assert adapter.engine.indexed_vectors("now_idx") == 100
+            assert [m.id for m in index.query(query, top_k=3, ef=128)] == want  # the graph
+        assert [m.id for m in index.query(query, top_k=3)] == want
+        with pytest.raises(ValidationError):
+            adapter.optimize("../elsewhere")
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_connections_of_one_process_share_a_folder(engine: str, tmp_path: Path) -> None:
     url = _url(engine, tmp_path)

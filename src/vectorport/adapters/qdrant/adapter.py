@@ -57,6 +57,7 @@ from vectorport.adapters.qdrant.filters import QdrantFilter, namespace_condition
 from vectorport.adapters.qdrant.options import SearchOptions, collection_layout, search_options
 from vectorport.adapters.qdrant.ranking import Scorer, exact_top_k, first_depth
 from vectorport.adapters.qdrant.settled import settled_top_k
+from vectorport.core import validation
 from vectorport.core.capabilities import Capabilities
 from vectorport.core.config import ConnectionURL, Secret
 from vectorport.core.errors import (
@@ -431,6 +432,16 @@ class QdrantAdapter:
         ))
         page = tuple(ids[:limit])
         return IdPage(page, page[-1] if len(ids) > limit else None)
+
+    def optimize(self, name: str) -> None:
+        """Run Qdrant's optimizers on index ``name`` now (``store.adapter.optimize``).
+
+        On Edge they otherwise run in the write that crosses ``optimize_every`` when its
+        deadline leaves them time (docs/backends/qdrant.md); this runs them whatever the
+        deadline, in one engine call that is not cut short. A server runs them in the
+        background and local mode has none: there it does nothing."""
+        validation.index_name(name)  # called directly, not through the facade
+        self._engine.optimize(name)
 
     def close(self) -> None:
         self._engine.close()

@@ -56,6 +56,12 @@ class Engine(Protocol):
         """Collections holding a vectorport IndexSpec."""
         ...
 
+    def optimize(self, name: str) -> None:
+        """Run Qdrant's optimizers on collection ``name`` now, where the engine runs
+        them only when asked (Edge); elsewhere nothing (a server runs them in the
+        background, local mode has none)."""
+        ...
+
     def spec_json(self, name: str) -> str | None:
         """The stored IndexSpec, or None for no (vectorport) collection of that name."""
         ...

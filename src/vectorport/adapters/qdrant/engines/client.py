@@ -243,6 +243,9 @@ class ClientEngine:
     def incarnation(self, name: str) -> int | None:
         return None if self._incarnations is None else self._incarnations.get(name, 0)
 
+    def optimize(self, name: str) -> None:
+        """Nothing to run: a server optimizes in the background, local mode never."""
+
     def names(self) -> list[str]:
         with self._guard("get_collections") as client:
             found = [c.name for c in client.get_collections().collections]
