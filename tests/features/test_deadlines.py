@@ -600,3 +600,55 @@ def test_a_write_failed_at_its_deadline_never_lands_later(own_postgres: Any) -> 
         assert isinstance(error, DeadlineExceededError)
         time.sleep(0.3)
         assert index.fetch(["b2"]) == {}
+
+
+def test_a_statement_cut_by_its_deadline_ends_on_the_server_too(own_postgres: Any) -> None:
+    """The watchdog shuts the socket of a call whose deadline passed; the server, told
+    to check for its client while a statement runs, ends the statement too, instead of
+    running it to its end for nobody (and holding its locks meanwhile). A trigger makes
+    each inserted row take 50 ms: 400 rows would run 20 s on the server."""
+    import asyncio
+
+    import psycopg
+
+    from vectorport.core.async_store import connect_async
+    from vectorport.testing.pgvector import libpq_uri
+
+    url = _pg_url(own_postgres, 30)
+    rows = [(f"s{i:03d}", [1.0, i / 400, 0.5, 0.25]) for i in range(400)]
+    with vectorport.connect(url) as store, psycopg.connect(libpq_uri(url),
+                                                           autocommit=True) as admin:
+        store.create_index("slowrows", 4, "cosine", index_type="flat")
+        table = f'"{store.adapter.schema}"."vp_slowrows"'  # type: ignore[attr-defined]
+        admin.execute("CREATE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS "
+                      "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$")
+        admin.execute(f"CREATE TRIGGER slow BEFORE INSERT ON {table} "
+                      "FOR EACH ROW EXECUTE FUNCTION slow_row()")
+
+        def running() -> int:
+            row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE state = "
+                                "'active' AND strpos(query, 'vp_slowrows') > 0"
+                                " AND pid <> pg_backend_pid()").fetchone()
+            return 0 if row is None else int(row[0])
+
+        def ends_soon() -> None:
+            for _ in range(50):  # 5 s, against the statement's 20
+                if running() == 0:
+                    return
+                time.sleep(0.1)
+            raise AssertionError("the server still runs the statement the deadline cut")
+
+        with pytest.raises(DeadlineExceededError), vectorport.deadline(1.0):
+            store.index("slowrows").upsert(rows)
+        ends_soon()
+
+        async def async_upsert() -> None:
+            async with await connect_async(url) as astore:
+                aindex = await astore.index("slowrows")
+                with vectorport.deadline(1.0):
+                    await aindex.upsert(rows)
+
+        with pytest.raises(DeadlineExceededError):
+            asyncio.run(async_upsert())
+        ends_soon()
+        assert store.index("slowrows").count() == 0

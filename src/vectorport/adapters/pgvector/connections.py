@@ -12,10 +12,12 @@ after another stay on one server process, whose caches are warm.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection, Connection, Cursor
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
@@ -24,7 +26,7 @@ from vectorport.adapters.pgvector import schema
 from vectorport.adapters.pgvector.array_params import ArrayParam, ArrayParamDumper
 from vectorport.adapters.pgvector.codec import register_codecs, register_codecs_async
 from vectorport.adapters.pgvector.errors import translate
-from vectorport.adapters.pgvector.options import SESSION_DEFAULTS
+from vectorport.adapters.pgvector.options import CLIENT_CHECK, SESSION_DEFAULTS
 from vectorport.adapters.pgvector.schema import STAGE_TABLES
 from vectorport.adapters.pgvector.watchdog import within_deadline
 from vectorport.core.errors import VectorportError
@@ -188,7 +190,10 @@ def configure(conn: Connection[Any]) -> None:
     for ddl in _STAGE_DDL:
         conn.execute(ddl)
     for name, value in SESSION_DEFAULTS:
-        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        conn.execute(_SET, (name, value))
+    if _checks_client(conn):  # refused on a system where it cannot check: as before
+        with contextlib.suppress(psycopg.Error):
+            conn.execute(_SET, CLIENT_CHECK)
 
 
 async def configure_async(conn: AsyncConnection[Any]) -> None:
@@ -197,4 +202,15 @@ async def configure_async(conn: AsyncConnection[Any]) -> None:
     for ddl in _STAGE_DDL:
         await conn.execute(ddl)
     for name, value in SESSION_DEFAULTS:
-        await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        await conn.execute(_SET, (name, value))
+    if _checks_client(conn):
+        with contextlib.suppress(psycopg.Error):
+            await conn.execute(_SET, CLIENT_CHECK)
+
+
+_SET = "SELECT set_config(%s, %s, false)"
+
+
+def _checks_client(conn: Connection[Any] | AsyncConnection[Any]) -> bool:
+    """Whether the server has ``client_connection_check_interval`` (PostgreSQL 14+)."""
+    return conn.info.server_version >= 140000

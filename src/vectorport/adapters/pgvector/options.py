@@ -306,3 +306,13 @@ SESSION_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("ivfflat.iterative_scan", "relaxed_order"),
 )
 """Set once per pooled connection: filtered ANN queries keep scanning until top_k."""
+
+CLIENT_CHECK: tuple[str, str] = ("client_connection_check_interval", "200ms")
+"""Set once per pooled connection where the server has it (PostgreSQL 14 and later, on
+the systems it supports it on): while a statement runs, the server checks this often
+whether its client is still there, and ends the statement when not. A call whose
+deadline passes has its socket shut down (:mod:`.watchdog`); without the check the
+server found out only when it next wrote to the socket, so the statement ran to its
+end for nobody, holding its locks: the two 5,000-row inserts of an upsert into an HNSW
+index ended on the server 23 s after the call's 0.5 s deadline had returned it, and a
+retry of the same records waited behind them."""

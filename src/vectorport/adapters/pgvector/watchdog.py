@@ -10,8 +10,9 @@ while a call holds a connection, the connection is armed with the call's deadlin
 one watchdog thread shuts the socket down when the deadline passes. The blocked
 ``recv`` then returns at once, psycopg reports the connection broken (the pool discards
 it), and the adapter raises :class:`DeadlineExceededError`. A query that simply takes
-long on a live server is ended the same way (the server sees the closed connection and
-abandons it).
+long on a live server is ended the same way: the server checks for its client while a
+statement runs (``client_connection_check_interval``, :data:`.options.CLIENT_CHECK`),
+sees the closed connection and abandons the statement.
 
 One thread serves every adapter in the process; arming and disarming cost a lock, and
 a wake-up only when the new deadline comes before the thread's next wake anyway. Calls
