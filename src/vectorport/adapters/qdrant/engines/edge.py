@@ -235,7 +235,7 @@ class _Open:
     """The slowest run of the optimizers timed here, per point written before it (at
     least :data:`SECONDS_PER_POINT`)."""
     deferred: bool = False
-    """A run was due and left for later (logged once per opening of the shard)."""
+    """A run was due and left for later (logged once until the next run)."""
     tenants: Tenants = field(default_factory=lambda: Tenants(_PROCESS_LOCK))
     """The namespaces of the shard, while it is open here (its single owner)."""
     indexed: set[str] = field(default_factory=set)
