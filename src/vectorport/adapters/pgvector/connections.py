@@ -183,6 +183,11 @@ class Checkout:
             raise translate(exc, self._operation, self._index) from exc
 
 
+def _checks_client(conn: Connection[Any] | AsyncConnection[Any]) -> bool:
+    """Whether the server has ``client_connection_check_interval`` (PostgreSQL 14+)."""
+    return conn.info.server_version >= 140000
+
+
 def configure(conn: Connection[Any]) -> None:
     """Run once per pooled connection: types, staging tables, session defaults."""
     register_codecs(conn)
@@ -190,10 +195,10 @@ def configure(conn: Connection[Any]) -> None:
     for ddl in _STAGE_DDL:
         conn.execute(ddl)
     for name, value in SESSION_DEFAULTS:
-        conn.execute(_SET, (name, value))
+        conn.execute(schema.SET_SESSION, (name, value))
     if _checks_client(conn):  # refused on a system where it cannot check: as before
         with contextlib.suppress(psycopg.Error):
-            conn.execute(_SET, CLIENT_CHECK)
+            conn.execute(schema.SET_SESSION, CLIENT_CHECK)
 
 
 async def configure_async(conn: AsyncConnection[Any]) -> None:
@@ -202,15 +207,7 @@ async def configure_async(conn: AsyncConnection[Any]) -> None:
     for ddl in _STAGE_DDL:
         await conn.execute(ddl)
     for name, value in SESSION_DEFAULTS:
-        await conn.execute(_SET, (name, value))
+        await conn.execute(schema.SET_SESSION, (name, value))
     if _checks_client(conn):
         with contextlib.suppress(psycopg.Error):
-            await conn.execute(_SET, CLIENT_CHECK)
-
-
-_SET = "SELECT set_config(%s, %s, false)"
-
-
-def _checks_client(conn: Connection[Any] | AsyncConnection[Any]) -> bool:
-    """Whether the server has ``client_connection_check_interval`` (PostgreSQL 14+)."""
-    return conn.info.server_version >= 140000
+            await conn.execute(schema.SET_SESSION, CLIENT_CHECK)

@@ -137,7 +137,8 @@ def _analyze(table: sql.Composable, found: tuple[Any, ...] | None,
     of named columns leaves the table's count of changed rows as it was, so autovacuum
     still analyzes the whole table once a tenth of it has changed since its last
     whole analysis."""
-    if force or found is None or not found[1]:
+    has_metadata_statistics = found is not None and bool(found[1])  # _READ_ANALYZED
+    if force or not has_metadata_statistics:
         return sql.SQL("ANALYZE {}").format(table)
     return sql.SQL("ANALYZE {} (namespace)").format(table)
 

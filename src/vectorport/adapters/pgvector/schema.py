@@ -177,6 +177,9 @@ def rename_index(names: Names, old: str, new: str) -> sql.Composed:
 SET_LOCAL = sql.SQL("SELECT set_config(%s, %s, true)")
 """``SET LOCAL`` with a bound value: lasts until the end of the current transaction."""
 
+SET_SESSION = sql.SQL("SELECT set_config(%s, %s, false)")
+"""``SET`` with a bound value: lasts as long as the connection (its session defaults)."""
+
 
 @lru_cache(maxsize=16)
 def _set_locals(count: int) -> sql.SQL:
