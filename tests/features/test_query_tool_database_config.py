@@ -153,3 +153,18 @@ def test_query_kwargs_is_a_fresh_copy() -> None:
     kwargs["backend_options"]["chroma"]["where_document"] = "changed"
     assert options.query_kwargs()["backend_options"]["chroma"]["where_document"] == {
         "$contains": "API"}
+
+
+def test_the_docs_table_names_every_section_and_its_keys() -> None:
+    """docs/query_tool.md's table of sections has a row for each backend whose plugin
+    declares its keys, and the row names each key that backend adds to the generic
+    two (a backend added without its row, or a key without its mention, fails)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "query_tool.md").read_text()
+    rows = {match.group(1): match.group(2)
+            for match in re.finditer(r"^\| `(\w+)` \| (.*) \|$", text, re.MULTILINE)}
+    for backend, keys in SECTION_KEYS.items():
+        assert backend in rows, f"docs/query_tool.md has no row for {backend!r}"
+        for key in set(keys) - {"namespace", "min_score"}:
+            assert f"`{key}`" in rows[backend], f"{backend}: {key!r} is not in its row"
