@@ -288,7 +288,9 @@ class PgvectorAdapter:
                 raise IndexExistsError(spec.name)
             self._rename_legacy_helpers(conn)  # one may hold this index's table name
             try:
-                conn.execute(schema.create_table(names, layout))
+                block_size = conn.execute(schema.BLOCK_SIZE).fetchone()
+                assert block_size is not None  # a SELECT of one value: one row
+                conn.execute(schema.create_table(names, layout, block_size[0]))
             except pg_errors.DuplicateTable:
                 raise IndexExistsError(spec.name) from None
             conn.execute(schema.create_meta_index(names, layout))
