@@ -84,3 +84,44 @@ def test_a_row_larger_than_a_page_is_still_stored_and_read_back_whole(
         assert dict(got.metadata) == dict(record.metadata)
     _, toast_bytes = sizes(pg_url, store, name)
     assert toast_bytes > 0  # the long document went out of line, as before
+
+
+def table_options(pg_url: str, store: Store, name: str) -> list[str]:
+    table = f'"{store.adapter.schema}"."vp_{name}"'  # type: ignore[attr-defined]
+    with psycopg.connect(libpq_uri(pg_url)) as conn:
+        row = conn.execute("SELECT reloptions FROM pg_class WHERE oid = %s::regclass",
+                           (table,)).fetchone()
+    assert row is not None
+    return list(row[0] or [])
+
+
+def test_build_index_gives_an_older_table_the_target_and_says_how_to_move_its_rows(
+        pg_url: str, store: Store, name: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A table made before (PostgreSQL's default target, set back here) holds its
+    vectors out of line; ``build_index`` gives it the target, so rows written after it
+    stay whole, and warns once, naming VACUUM FULL, which moves the earlier ones."""
+    index = store.create_index(name, DIM, "cosine", index_type="hnsw",
+                               backend_options={"pgvector": {"defer_index": True}})
+    table = f'"{store.adapter.schema}"."vp_{name}"'  # type: ignore[attr-defined]
+    with psycopg.connect(libpq_uri(pg_url), autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {table} RESET (toast_tuple_target)")
+    older, later = records(100), records(100, start=100)
+    index.upsert(older)
+    toasted = sizes(pg_url, store, name)[1]
+    assert toasted > 0
+    with caplog.at_level("WARNING", logger="vectorport.pgvector"):
+        store.adapter.build_index(name)  # type: ignore[attr-defined]
+        store.adapter.build_index(name)  # type: ignore[attr-defined]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "vectorport.pgvector"]
+    assert len(warnings) == 1 and f"VACUUM FULL {table}" in warnings[0]
+    assert "toast_tuple_target=8160" in table_options(pg_url, store, name)
+    index.upsert(later, namespace="later")
+    assert sizes(pg_url, store, name)[1] == toasted  # the later rows are whole
+    with psycopg.connect(libpq_uri(pg_url), autocommit=True) as conn:
+        conn.execute(f"VACUUM FULL {table}")
+    assert sizes(pg_url, store, name)[1] == 0
+    for namespace, loaded in (("", older), ("later", later)):
+        query = loaded[3].vector
+        want = reference_query(loaded, "cosine", vector=query.tolist(), top_k=5)
+        got = index.query(query, top_k=5, namespace=namespace, ef=400)
+        assert_same_matches(got, want, 1e-6, f"namespace {namespace!r}")

@@ -46,7 +46,15 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from vectorport.adapterkit.handles import Handles
-from vectorport.adapters.pgvector import array_params, bulk, explain, schema, statements, tables
+from vectorport.adapters.pgvector import (
+    array_params,
+    bulk,
+    explain,
+    row_storage,
+    schema,
+    statements,
+    tables,
+)
 from vectorport.adapters.pgvector.capabilities import HALFVEC_LIMITS, PGVECTOR_CAPABILITIES
 from vectorport.adapters.pgvector.codec import (
     matches_of,
@@ -332,7 +340,9 @@ class PgvectorAdapter:
         lists were placed before most data arrived. IVFFlat without an explicit
         ``lists`` gets pgvector's advice for the current row count. Writes to the index
         wait while it builds. The table is analyzed too, so that the planner knows its
-        size. A ``flat`` index has nothing to build.
+        size. A ``flat`` index has nothing to build. A table created by an earlier
+        version gets the row target of :func:`.schema.inline_row_bytes`
+        (:mod:`.row_storage`).
         """
         validation.index_name(name)  # called directly, not through the facade
         with self._connect("build_index", name) as conn, conn.transaction():
@@ -342,6 +352,7 @@ class PgvectorAdapter:
             # fresh statistics first: right after a bulk load the planner would otherwise
             # think the table tiny and never use the ANN index
             bulk.build_meta_index(conn, self._names, layout)  # if a bulk load died
+            row_storage.keep_rows_whole(conn, self._names, name)  # a table made before
             self._refresh_statistics(conn, name, 0, force=True)
             count_row = conn.execute(
                 psycopg.sql.SQL("SELECT count(*) FROM {}").format(table)
