@@ -169,6 +169,53 @@ def test_edge_has_a_tenant_index_on_the_namespace_field(tmp_path: Path) -> None:
         shard.close()
 
 
+def test_edge_indexes_the_fields_string_conditions_read(tmp_path: Path) -> None:
+    """A keyword index on each metadata key written with a string or a list, and on each
+    bool's shadow; none on keys only ever written with numbers (their order keys have
+    integer indexes)."""
+    with vectorport.connect(_url("edge", tmp_path)) as store:
+        index = store.create_index("kw_idx", 2, "dotproduct")
+        index.upsert([("a", [1.0, 0.0], {"s": "x", "n": 1, "b": True}),
+                      ("b", [0.0, 1.0], {"tags": ["p", "q"], "n": 2.5})])
+    shard = qe.EdgeShard.load(str(tmp_path / "edge" / "kw_idx" / "shard"))
+    try:
+        schema = shard.info().payload_schema
+    finally:
+        shard.close()
+    keyword = {k for k, v in schema.items() if v.data_type == qe.PayloadSchemaType.Keyword}
+    assert keyword == {naming.NAMESPACE, naming.meta_key("s"), naming.meta_key("tags"),
+                       naming.bool_key("b")}
+    assert naming.meta_key("n") not in schema
+
+
+def test_indexed_string_fields_keep_every_kind_rule(tmp_path: Path) -> None:
+    """One key holding a string, another string, a list, an int, a float, a bool, an
+    empty string, or nothing, across records: with its keyword index (made by the first
+    string written), every condition on it answers as the reference, before and after
+    the optimizers move the points into indexed segments."""
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e?optimize_every=100000") as store:
+        index = store.create_index("kinds_idx", 2, "dotproduct")
+        values: list[object] = ["x", "y", ["x", "z"], 5, 1.5, True, "", None]
+        rows = [{"id": f"r{i:03d}", "vector": [1.0, float(i % 7)],
+                 "metadata": {} if values[i % 8] is None else {"k": values[i % 8]}}
+                for i in range(160)]
+        index.upsert(rows)
+        records = canonical_records(rows, 2)
+        flts = [{"k": "x"}, {"k": {"$ne": "x"}}, {"k": {"$in": ["x", "y"]}},
+                {"k": {"$nin": ["x", ""]}}, {"k": {"$exists": True}}, {"k": {"$exists": False}},
+                {"k": 5}, {"k": {"$gte": 1}}, {"k": True}, {"k": ""}, {"k": {"$all": ["x", "z"]}},
+                {"$or": [{"k": "y"}, {"k": 1.5}]}]
+        for phase in ("appendable", "optimized"):
+            if phase == "optimized":
+                store.adapter.optimize("kinds_idx")  # type: ignore[attr-defined]
+            for flt in flts:
+                got = sorted(m.id for m in index.query([1.0, 0.0], filter=flt, top_k=200))
+                want = sorted(e.id for e in reference_query(
+                    records, "dotproduct", vector=[1.0, 0.0], filter=parse_filter(flt),
+                    top_k=200))
+                assert got == want, (phase, flt)
+
+
 def test_the_edge_bindings_turn_bools_into_ints() -> None:
     """Why the edge engine matches booleans on string shadows: if this ever fails, the
     bindings were fixed and ``EdgeEngine.bools_native`` can become true."""

@@ -174,6 +174,31 @@ def _index_number_keys(shard: Any, fields: Iterable[str], indexed: set[str]) -> 
         indexed.add(key)
 
 
+def _keyword_fields(points: Sequence[Point]) -> set[str]:
+    """The payload fields of ``points`` that string conditions read: each metadata key
+    holding a string or a list (of strings), and each bool's string shadow."""
+    fields: set[str] = set()
+    for point in points:
+        meta = point.payload.get(naming.META) or {}
+        fields.update(naming.meta_key(k) for k, v in meta.items() if type(v) in (str, list))
+        fields.update(naming.bool_key(k) for k in point.payload.get(naming.BOOLS) or ())
+    return fields
+
+
+def _index_keywords(shard: Any, fields: Iterable[str], indexed: set[str]) -> None:
+    """A keyword index on each of ``fields`` that ``indexed`` lacks. Without one, a
+    string condition reads every candidate point's whole payload, which holds the
+    vector as written (:data:`..naming.VECTOR`): over 5,000 points a top-10 query with
+    ``{"lang": "en"}`` took 22.7 ms at 384 dimensions and 46.9 ms at 1536, against
+    0.58 and 1.16 ms with the index (an unfiltered one: 0.8 and 2.1–2.6 ms). Answers
+    are the same: the index holds a field's string values, and a point whose value
+    there is of another kind (a number, a bool) is still found by its payload, as
+    ``$exists``, ``$ne`` and a number equality on the same field are (tested)."""
+    for key in set(fields) - indexed:
+        shard.update(qe.UpdateOperation.create_field_index(key, qe.KeywordIndexParams()))
+        indexed.add(key)
+
+
 def _add_number_keys(shard: Any, indexed: set[str]) -> None:
     """Give every point of a shard written before order keys existed the keys of its
     metadata numbers (computed from the values Edge reads back, so that its filters and
@@ -240,7 +265,7 @@ class _Open:
     """The namespaces of the shard, while it is open here (its single owner)."""
     indexed: set[str] = field(default_factory=set)
     """The payload fields with an index (read when the shard is opened, grown by
-    :func:`_index_number_keys`)."""
+    :func:`_index_number_keys` and :func:`_index_keywords`)."""
     serial: int = field(default_factory=lambda: next(_SERIALS))
     """Distinct for every opening of a shard in the process (see ``incarnation``)."""
 
@@ -386,11 +411,13 @@ class EdgeEngine:
 
     def _adding(self, name: str, shard: Any, points: Sequence[Point]) -> None:
         """Record the namespaces of ``points`` before they are written, and index the
-        order keys of metadata numbers not seen before (under the writers' lock)."""
+        order keys of metadata numbers and the string fields not seen before (under the
+        writers' lock)."""
         entry = self._entry(name)
         entry.tenants.writing(
             name, {str(p.payload[naming.NAMESPACE]) for p in points}, self._namespaces(name, shard))
         _index_number_keys(shard, {k for p in points for k in p.payload}, entry.indexed)
+        _index_keywords(shard, _keyword_fields(points), entry.indexed)
 
     # -- collections ----------------------------------------------------------------
 
