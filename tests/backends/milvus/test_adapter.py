@@ -148,6 +148,35 @@ def test_index_types_round_trip_and_answer_exactly(
         store.delete_index(name)
 
 
+def test_optimize_seals_an_index_and_its_answers_stay_the_references(
+        store: vectorport.Store) -> None:
+    """``store.adapter.optimize`` (Milvus' flush) on an index that holds rows, and again
+    after more arrive: the answers are the reference's throughout; an index that does
+    not exist, or a name that cannot be one, is refused."""
+    name = next(_names)
+    index = store.create_index(name, 4, "cosine")
+    try:
+        rows = dataset_rows()
+        first, later = rows[: len(rows) // 2], rows[len(rows) // 2:]
+        query = [0.2, -0.4, 0.1, 0.3]
+        index.upsert(first)
+        store.adapter.optimize(name)  # type: ignore[attr-defined]
+        assert_same_matches(index.query(query, top_k=10), _expected(index, first, vector=query),
+                            1e-4, "sealed", 10)
+        index.upsert(later)
+        assert_same_matches(index.query(query, top_k=10), _expected(index, rows, vector=query),
+                            1e-4, "sealed and growing", 10)
+        store.adapter.optimize(name)  # type: ignore[attr-defined]
+        assert_same_matches(index.query(query, top_k=10), _expected(index, rows, vector=query),
+                            1e-4, "sealed twice", 10)
+        with pytest.raises(IndexNotFoundError):
+            store.adapter.optimize("vp_no_such_index")  # type: ignore[attr-defined]
+        with pytest.raises(ValidationError):
+            store.adapter.optimize("Not A Name")  # type: ignore[attr-defined]
+    finally:
+        store.delete_index(name)
+
+
 @pytest.mark.parametrize(("kwargs", "error"), [
     ({"index_type": "hnsw", "index_params": {"lists": 4}}, ValidationError),
     ({"index_type": "flat", "index_params": {"m": 4}}, ValidationError),
