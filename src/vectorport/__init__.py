@@ -14,6 +14,7 @@ from vectorport.core.adapter import (
     ExplainingAdapter,
     IdListingAdapter,
     NativeAsyncAdapter,
+    OptimizingAdapter,
     PatchableAdapter,
     ScanningAdapter,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "Match",
     "NativeAsyncAdapter",
     "OperationEvent",
+    "OptimizingAdapter",
     "PatchableAdapter",
     "PatchableIndex",
     "QueryRequest",

@@ -66,6 +66,7 @@ from vectorport.core.adapter import (
     ExplainingAdapter,
     IdListingAdapter,
     NativeAsyncAdapter,
+    OptimizingAdapter,
     PatchableAdapter,
     ScanningAdapter,
 )
@@ -176,6 +177,7 @@ __all__ = [
     "NativeAsyncAdapter",
     "Nor",
     "Not",
+    "OptimizingAdapter",
     "Option",
     "OptionSpec",
     "Or",

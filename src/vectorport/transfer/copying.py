@@ -21,6 +21,7 @@ from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store
 from vectorport.transfer.canonical import Checksum
 from vectorport.transfer.checkpoint import Checkpoint, default_checkpoint_path
+from vectorport.transfer.finishing import optimize_after_load
 from vectorport.transfer.plan import (
     CopyPlan,
     destination_handle,
@@ -148,6 +149,7 @@ def copy_index(
             written[ns.name] = _copy_namespace(source, target, ns.name, batch_size, workers,
                                                pool, state, meter)
     meter.finish()
+    optimize_after_load(target)
     seconds = time.monotonic() - started
     report = CopyReport(plan, written, seconds, state.resumed)
     if verify:

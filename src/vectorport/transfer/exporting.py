@@ -22,6 +22,7 @@ from vectorport.core.types import Record
 from vectorport.transfer.canonical import Checksum
 from vectorport.transfer.checkpoint import Checkpoint, default_checkpoint_path
 from vectorport.transfer.copying import DEFAULT_BATCH_SIZE
+from vectorport.transfer.finishing import optimize_after_load
 from vectorport.transfer.parquet_files import (
     PartFile,
     batches,
@@ -175,6 +176,7 @@ def import_index(
                 state.unit(_unit_key(part, source))["checksums"] = None
             written += _import_part(part, source, target, batch_size, workers, pool, state, meter)
     meter.finish()
+    optimize_after_load(target)
     seconds = time.monotonic() - started
     checks = verify_against_files(parts, target, batch_size, _file_sums(parts, source, state)
                                   ) if verify else ()

@@ -554,6 +554,23 @@ def test_edge_optimizers_wait_for_a_write_whose_deadline_leaves_them_time(
         assert index.count() == 520
 
 
+def test_a_copy_into_edge_ends_by_running_the_optimizers(tmp_path: Path) -> None:
+    """``copy_index`` optimizes its destination once the records are in
+    (:class:`vectorport.OptimizingAdapter`): the 300 points copied, far below
+    ``optimize_every``, are in the HNSW graph when it returns, and verified."""
+    from vectorport.transfer import copy_index
+
+    source = vectorport.connect("memory://").create_index("src_idx", 16, "cosine")
+    source.upsert(_rows(300))
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e?optimize_every=100000") as store:
+        _edge_hnsw_index(store, "copied_idx")
+        report = copy_index(source, store, destination_name="copied_idx",
+                            checkpoint=tmp_path / "copy.json", progress=False)
+        assert report.verification is not None and report.verification.ok
+        engine = _adapter(store).engine
+        assert isinstance(engine, EdgeEngine) and engine.indexed_vectors("copied_idx") == 300
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_optimize_runs_the_optimizers_now(engine: str, tmp_path: Path) -> None:
     """``store.adapter.optimize`` runs them whatever the threshold (Edge), and does
