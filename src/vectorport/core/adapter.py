@@ -213,10 +213,11 @@ class OptimizingAdapter(Protocol):
     """Brings an index to its best state for searching after a load, when the engine
     does that only when asked (``store.adapter.optimize(name)``): milvus-lite seals the
     rows written since the last seal, which its searches otherwise read one by one;
-    Qdrant Edge runs its optimizers (the HNSW graph of the points written since they
-    last ran). ``copy_index`` and ``import_index`` call it once the records are in,
-    before verifying. Answers are the same before and after; where the engine does this
-    by itself (a server) it may do nothing.
+    LanceDB folds the rows written since its ANN index was trained into it; Qdrant Edge
+    runs its optimizers (the HNSW graph of the points written since they last ran).
+    ``copy_index`` and ``import_index`` call it once the records are in, before
+    verifying. Answers are the same before and after (up to an ANN search's recall);
+    where the engine does this by itself (a server) it may do nothing.
     """
 
     def optimize(self, name: str) -> None: ...

@@ -196,6 +196,55 @@ def test_an_exact_index_never_uses_an_ann_structure(store: vectorport.Store,
 # -- layout, consistency --------------------------------------------------------------
 
 
+def _unindexed_rows(folder: Path, name: str) -> int:
+    table = lancedb.connect(str(folder)).open_table(name)
+    (ann,) = [i for i in table.list_indices() if codec.VECTOR in i.columns]
+    return int(table.index_stats(ann.name).num_unindexed_rows)
+
+
+def _rows_of(count: int) -> list[dict[str, Any]]:
+    data = np.random.default_rng(RNG_SEED).normal(size=(count, 16)).astype(np.float32)
+    return [{"id": f"v{i:04d}", "vector": data[i], "metadata": {"n": i}} for i in range(count)]
+
+
+def test_optimize_folds_rows_written_after_the_ann_build_into_it(
+        store: vectorport.Store, folder: Path) -> None:
+    """The IVF index is trained by the write that first passes ``build_threshold`` (the
+    first page); ``store.adapter.optimize`` folds the later pages in, and all lists
+    probed still give the exact answer."""
+    index = store.create_index("vp_optimize", 16, "cosine", index_type="ivf",
+                               index_params={"lists": 4})
+    rows = _rows_of(3_000)
+    for start in range(0, len(rows), 1_000):
+        index.upsert_bulk(rows[start:start + 1_000])
+    assert _unindexed_rows(folder, "vp_optimize") == 2_000
+    store.adapter.optimize("vp_optimize")  # type: ignore[attr-defined]
+    assert _unindexed_rows(folder, "vp_optimize") == 0
+    reference = vectorport.connect("memory://").create_index("vp_ref", 16, "cosine")
+    reference.upsert(rows)
+    for query in (rows[17]["vector"], rows[2_500]["vector"]):  # every list probed: exact
+        got = index.query(query, top_k=10, probes=4)
+        want = reference.query(query, top_k=10)
+        assert [(m.id, m.score) for m in got] == [(m.id, m.score) for m in want]
+    with pytest.raises(IndexNotFoundError):
+        store.adapter.optimize("vp_no_such_index")  # type: ignore[attr-defined]
+
+
+def test_a_copy_into_lancedb_ends_with_every_row_in_the_ann_index(
+        store: vectorport.Store, folder: Path) -> None:
+    """``copy_index`` optimizes its destination once the records are in: a copy in
+    pages of 1,000 leaves no row outside the IVF index trained on the first page."""
+    from vectorport.transfer import copy_index
+
+    source = vectorport.connect("memory://").create_index("vp_src", 16, "cosine")
+    source.upsert(_rows_of(3_000))
+    store.create_index("vp_copied", 16, "cosine", index_type="ivf", index_params={"lists": 4})
+    report = copy_index(source, store, destination_name="vp_copied", batch_size=1_000,
+                        checkpoint=folder / "copy.json", progress=False)
+    assert report.verification is not None and report.verification.ok
+    assert _unindexed_rows(folder, "vp_copied") == 0
+
+
 def test_layout_keeps_kinds_apart(store: vectorport.Store, folder: Path) -> None:
     index = store.create_index("vp_layout", 2, "dotproduct")
     metadata = {"n": 2**63 - 1, "f": 1.0, "b": True, "s": "1", "l": ["b", "a"]}

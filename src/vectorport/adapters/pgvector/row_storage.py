@@ -51,13 +51,13 @@ def keep_rows_whole(conn: Connection[Any], names: Names, index_name: str) -> Non
         _warned.add(key)
         shown = table.as_string(conn)
         log.warning(
-            "%s was created by an earlier vectorport with PostgreSQL's default "
-            "toast_tuple_target: its rows from then may keep their vectors out of line "
-            "(%d bytes in its TOAST relation), where exact searches read them slowly and "
-            "the planner may not use the ANN index. Rows written from now on stay whole; "
-            "to move the earlier ones, run VACUUM FULL %s (it takes the table's exclusive "
-            "lock while it rewrites the table and its indexes; see "
-            "docs/backends/pgvector.md, 'Rows are kept whole up to a page')",
+            "%s was created by an earlier version of vectorport, with PostgreSQL's "
+            "default toast_tuple_target: the rows written to it until now may hold their "
+            "vectors out of line (%d bytes in its TOAST relation), where exact searches "
+            "read them slowly and the planner may not use the ANN index. Rows written "
+            "from now on stay whole; to move the earlier ones, run VACUUM FULL %s (it "
+            "takes the table's exclusive lock while it rewrites the table and its "
+            "indexes; see docs/backends/pgvector.md, 'Rows are kept whole up to a page')",
             shown, toast_bytes, shown)
 
 
