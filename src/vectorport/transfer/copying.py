@@ -107,7 +107,8 @@ def copy_index(
     resumes from its checkpoint (``checkpoint``, by default under the user's state
     folder); ``restart=True`` starts over. With ``verify`` it ends with
     :func:`verify_indexes`, given the checksums taken of the source while copying, and
-    raises if the destination differs.
+    raises if the destination differs. Before verifying, the destination is optimized
+    where its adapter offers it (:class:`~vectorport.core.adapter.OptimizingAdapter`).
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValidationError(f"workers must be a positive int, got {workers!r}")

@@ -149,7 +149,9 @@ def import_index(
     progress: bool = True,
 ) -> ImportReport:
     """Load an export into ``store`` (as ``index_name``, else the exported name),
-    creating the index from the spec in the files; resumable and verified."""
+    creating the index from the spec in the files; resumable and verified. The index is
+    optimized once loaded where its adapter offers it
+    (:class:`~vectorport.core.adapter.OptimizingAdapter`)."""
     require_pyarrow()
     source = Path(path)
     parts = part_files(source)
