@@ -571,6 +571,45 @@ def test_a_copy_into_edge_ends_by_running_the_optimizers(tmp_path: Path) -> None
         assert isinstance(engine, EdgeEngine) and engine.indexed_vectors("copied_idx") == 300
 
 
+def test_payload_indexes_wait_for_a_write_whose_deadline_leaves_them_time(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An index build reads every point of the shard and cannot be cut short, so the
+    write that brings a new string field builds its keyword index only when the
+    estimate (20 µs a point at least) fits in what is left of its deadline; otherwise
+    the write returns in time, says so once, conditions on the field still answer
+    exactly, and a later write with time enough (or ``optimize``) builds it."""
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e?optimize_every=100000") as store:
+        index = store.create_index("late_idx", 16, "dotproduct")
+        index.upsert(_rows(12_000))  # an estimated 0.24 s a build, 0.3 s with the margin
+        engine = _adapter(store).engine
+        assert isinstance(engine, EdgeEngine)
+
+        def schema() -> set[str]:
+            return set(engine._entry("late_idx").shard.info().payload_schema)
+
+        tagged = [{"id": f"t{i}", "vector": [1.0] * 16, "metadata": {"fresh": "v", "k": i}}
+                  for i in range(10)]
+        with caplog.at_level("WARNING", logger="vectorport.qdrant"):
+            with vectorport.deadline(0.2):
+                index.upsert(tagged[:5])
+            with vectorport.deadline(0.2):
+                index.upsert(tagged[5:])
+        assert naming.meta_key("fresh") not in schema()
+        warnings = [r.getMessage() for r in caplog.records if r.name == "vectorport.qdrant"]
+        assert len(warnings) == 1 and "m.fresh" in warnings[0]
+        got = sorted(m.id for m in index.query([1.0] * 16, filter={"fresh": "v"}, top_k=20))
+        assert got == sorted(r["id"] for r in tagged)  # read from the payloads
+        index.upsert(_rows(3, start=20_000))  # the store's 30 s: time enough
+        assert naming.meta_key("fresh") in schema()
+        got = sorted(m.id for m in index.query([1.0] * 16, filter={"fresh": "v"}, top_k=20))
+        assert got == sorted(r["id"] for r in tagged)
+        with vectorport.deadline(0.2):
+            index.upsert([{"id": "u0", "vector": [1.0] * 16, "metadata": {"later": "w"}}])
+        assert naming.meta_key("later") not in schema()
+        store.adapter.optimize("late_idx")  # type: ignore[attr-defined]
+        assert naming.meta_key("later") in schema()
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_optimize_runs_the_optimizers_now(engine: str, tmp_path: Path) -> None:
     """``store.adapter.optimize`` runs them whatever the threshold (Edge), and does

@@ -71,6 +71,12 @@ run (the slowest rate timed on the shard in this process, if higher). Measured h
 1.0 ms as it grew to 80,000 points (each run builds the HNSW graph of the new points
 into the segments). Not the last rate alone: a run below the indexing threshold takes
 almost nothing, and would promise the same of the first run above it."""
+INDEX_SECONDS_PER_POINT = 2e-5
+"""The least a payload index build is taken to cost per point of the shard (it reads
+every point's payload): a keyword index over 50,000 points × 384 took 0.33-0.72 s
+here, 7-15 µs a point."""
+_TIMED_POINTS = 10_000
+"""Index builds over fewer points are not timed (see ``_build_indexes``)."""
 ESTIMATE_MARGIN = 1.25
 """A run goes ahead when this many times its estimate fits in the call's time left."""
 SHARD_DIR = "shard"
@@ -169,34 +175,41 @@ def _index_number_keys(shard: Any, fields: Iterable[str], indexed: set[str]) -> 
     10% of an upsert's time in the engine (100 points of three numbers: 13.1 against
     14.8 ms, loaded machine). Shards indexed before keep both; ranges use theirs."""
     for key in {f for f in fields if naming.is_number_key(f)} - indexed:
-        shard.update(qe.UpdateOperation.create_field_index(
-            key, qe.IntegerIndexParams(lookup=False, range=True)))
+        shard.update(qe.UpdateOperation.create_field_index(key, _RANGE_INDEX))
         indexed.add(key)
 
 
-def _keyword_fields(points: Sequence[Point]) -> set[str]:
-    """The payload fields of ``points`` that string conditions read: each metadata key
-    holding a string or a list (of strings), and each bool's string shadow."""
-    fields: set[str] = set()
+def _wanted_indexes(points: Sequence[Point]) -> dict[str, Any]:
+    """The payload indexes the fields of ``points`` want, by field: an integer range
+    index on each order key's high part (:func:`_index_number_keys`), and a keyword
+    index on each metadata key holding a string or a list (of strings) and on each
+    bool's string shadow.
+
+    Without a keyword index a string condition reads every candidate point's whole
+    payload, which holds the vector as written (:data:`..naming.VECTOR`): over 5,000
+    points a top-10 query with ``{"lang": "en"}`` took 22.7 ms at 384 dimensions and
+    46.9 ms at 1536, against 0.58 and 1.16 ms with the index (an unfiltered one: 0.8
+    and 2.1-2.6 ms). Answers are the same: the index holds a field's string values, and
+    a point whose value there is of another kind (a number, a bool) is still found by
+    its payload, as ``$exists``, ``$ne`` and a number equality on the same field are
+    (tested)."""
+    wanted: dict[str, Any] = {}
     for point in points:
-        meta = point.payload.get(naming.META) or {}
-        fields.update(naming.meta_key(k) for k, v in meta.items() if type(v) in (str, list))
-        fields.update(naming.bool_key(k) for k in point.payload.get(naming.BOOLS) or ())
-    return fields
+        payload = point.payload
+        for key in payload:
+            if naming.is_number_key(key):
+                wanted[key] = _RANGE_INDEX
+        meta = payload.get(naming.META) or {}
+        for key, value in meta.items():
+            if type(value) in (str, list):
+                wanted[naming.meta_key(key)] = _KEYWORD_INDEX
+        for key in payload.get(naming.BOOLS) or ():
+            wanted[naming.bool_key(key)] = _KEYWORD_INDEX
+    return wanted
 
 
-def _index_keywords(shard: Any, fields: Iterable[str], indexed: set[str]) -> None:
-    """A keyword index on each of ``fields`` that ``indexed`` lacks. Without one, a
-    string condition reads every candidate point's whole payload, which holds the
-    vector as written (:data:`..naming.VECTOR`): over 5,000 points a top-10 query with
-    ``{"lang": "en"}`` took 22.7 ms at 384 dimensions and 46.9 ms at 1536, against
-    0.58 and 1.16 ms with the index (an unfiltered one: 0.8 and 2.1–2.6 ms). Answers
-    are the same: the index holds a field's string values, and a point whose value
-    there is of another kind (a number, a bool) is still found by its payload, as
-    ``$exists``, ``$ne`` and a number equality on the same field are (tested)."""
-    for key in set(fields) - indexed:
-        shard.update(qe.UpdateOperation.create_field_index(key, qe.KeywordIndexParams()))
-        indexed.add(key)
+_RANGE_INDEX = qe.IntegerIndexParams(lookup=False, range=True)
+_KEYWORD_INDEX = qe.KeywordIndexParams()
 
 
 def _add_number_keys(shard: Any, indexed: set[str]) -> None:
@@ -264,8 +277,15 @@ class _Open:
     tenants: Tenants = field(default_factory=lambda: Tenants(_PROCESS_LOCK))
     """The namespaces of the shard, while it is open here (its single owner)."""
     indexed: set[str] = field(default_factory=set)
-    """The payload fields with an index (read when the shard is opened, grown by
-    :func:`_index_number_keys` and :func:`_index_keywords`)."""
+    """The payload fields with an index (read when the shard is opened, grown as
+    writes bring fields that want one, :func:`_wanted_indexes`)."""
+    pending: dict[str, Any] = field(default_factory=dict)
+    """Indexes wanted and not built yet: a write's deadline left no time for them."""
+    index_seconds_per_point: float = INDEX_SECONDS_PER_POINT
+    """The slowest index build timed here, per point of the shard (at least
+    :data:`INDEX_SECONDS_PER_POINT`)."""
+    indexes_deferred: bool = False
+    """Builds were left for later (logged once until they ran)."""
     serial: int = field(default_factory=lambda: next(_SERIALS))
     """Distinct for every opening of a shard in the process (see ``incarnation``)."""
 
@@ -397,10 +417,63 @@ class EdgeEngine:
 
     def optimize(self, name: str) -> None:
         """Run Qdrant's optimizers on the shard of ``name`` now, whatever the deadline:
-        index the points written since they last ran and vacuum deleted ones. One
-        engine call that holds the interpreter until done (seconds on large shards)."""
+        index the points written since they last ran and vacuum deleted ones; first
+        build the payload indexes a write left pending. Engine calls that hold the
+        interpreter until done (seconds on large shards)."""
         with _PROCESS_LOCK, translated("optimize", name):
-            self._run_optimizers(self._entry(name))
+            entry = self._entry(name)
+            self._build_indexes(entry)
+            self._run_optimizers(entry)
+
+    def _index_fields(self, name: str, entry: _Open, wanted: dict[str, Any]) -> None:
+        """Build the indexes ``wanted`` (and any left pending) that the shard lacks, if
+        they fit in what is left of the call's deadline. A build is one engine call that
+        cannot be cut short and reads every point of the shard (0.33-0.72 s for a
+        keyword index over 50,000 points), so it is estimated first, at the slowest rate
+        timed on the shard or :data:`INDEX_SECONDS_PER_POINT`, whichever is higher, per
+        point; when 1.25 times that does not fit, the write returns in time, says so
+        once, and a later write with time enough, or :meth:`optimize`, builds them.
+        Until then conditions on those fields read the payloads: slower, same answers."""
+        for key, params in wanted.items():
+            if key not in entry.indexed:
+                entry.pending[key] = params
+        if not entry.pending:
+            return
+        left = remaining()
+        if left is not None:
+            points = int(entry.shard.info().points_count)
+            estimate = entry.index_seconds_per_point * points * len(entry.pending)
+            if ESTIMATE_MARGIN * estimate > left:
+                if not entry.indexes_deferred:
+                    entry.indexes_deferred = True
+                    log.warning(
+                        "qdrant+edge: the payload indexes of %s for index %r wait for a "
+                        "write with more time left (an estimated %.1f s over %d points, "
+                        "%.1f s left of the call's deadline); until then conditions on "
+                        "them read every point's payload. Call store.adapter.optimize(%r) "
+                        "or allow writes more time (?timeout=, vectorport.deadline)",
+                        ", ".join(sorted(entry.pending)), name, estimate, points,
+                        max(0.0, left), name)
+                return
+        self._build_indexes(entry)
+
+    @staticmethod
+    def _build_indexes(entry: _Open) -> None:
+        """Build every pending index of the shard now, timing each on a shard large
+        enough for the time to be the points' (a build's fixed cost, a few ms, over the
+        first write's handful of points would promise minutes for the next)."""
+        if not entry.pending:
+            return
+        points = int(entry.shard.info().points_count)
+        for key, params in list(entry.pending.items()):
+            started = time.monotonic()
+            entry.shard.update(qe.UpdateOperation.create_field_index(key, params))
+            if points >= _TIMED_POINTS:
+                entry.index_seconds_per_point = max(entry.index_seconds_per_point,
+                                                    (time.monotonic() - started) / points)
+            entry.indexed.add(key)
+            del entry.pending[key]
+        entry.indexes_deferred = False
 
     def _namespaces(self, name: str, shard: Any) -> Reader:
         def read(limit: int) -> list[str]:
@@ -411,13 +484,11 @@ class EdgeEngine:
 
     def _adding(self, name: str, shard: Any, points: Sequence[Point]) -> None:
         """Record the namespaces of ``points`` before they are written, and index the
-        order keys of metadata numbers and the string fields not seen before (under the
-        writers' lock)."""
+        fields they bring that want an index (under the writers' lock)."""
         entry = self._entry(name)
         entry.tenants.writing(
             name, {str(p.payload[naming.NAMESPACE]) for p in points}, self._namespaces(name, shard))
-        _index_number_keys(shard, {k for p in points for k in p.payload}, entry.indexed)
-        _index_keywords(shard, _keyword_fields(points), entry.indexed)
+        self._index_fields(name, entry, _wanted_indexes(points))
 
     # -- collections ----------------------------------------------------------------
 
