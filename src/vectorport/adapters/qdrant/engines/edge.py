@@ -179,6 +179,16 @@ def _index_number_keys(shard: Any, fields: Iterable[str], indexed: set[str]) -> 
         indexed.add(key)
 
 
+def _time_short(estimate: float) -> float | None:
+    """What is left of the call's deadline when ``estimate`` seconds of work that
+    cannot be cut short (with :data:`ESTIMATE_MARGIN`) do not fit in it; ``None`` when
+    they fit or there is no deadline."""
+    left = remaining()
+    if left is None or ESTIMATE_MARGIN * estimate <= left:
+        return None
+    return max(0.0, left)
+
+
 def _wanted_indexes(points: Sequence[Point]) -> dict[str, Any]:
     """The payload indexes the fields of ``points`` want, by field: an integer range
     index on each order key's high part (:func:`_index_number_keys`), and a keyword
@@ -391,8 +401,8 @@ class EdgeEngine:
         if entry.written < self._optimize_every:
             return
         estimate = entry.seconds_per_point * entry.written
-        left = remaining()
-        if left is not None and ESTIMATE_MARGIN * estimate > left:
+        left = _time_short(estimate)
+        if left is not None:
             if not entry.deferred:
                 entry.deferred = True
                 log.warning(
@@ -401,7 +411,7 @@ class EdgeEngine:
                     "%.1f s, %.1f s left of the call's deadline); until then new points "
                     "are searched in full. Call store.adapter.optimize(%r) or allow "
                     "writes more time (?timeout=, vectorport.deadline)",
-                    name, entry.written, estimate, max(0.0, left), name)
+                    name, entry.written, estimate, left, name)
             return
         self._run_optimizers(entry)
 
@@ -439,32 +449,32 @@ class EdgeEngine:
                 entry.pending[key] = params
         if not entry.pending:
             return
-        left = remaining()
+        points = int(entry.shard.info().points_count)
+        estimate = entry.index_seconds_per_point * points * len(entry.pending)
+        left = _time_short(estimate)
         if left is not None:
-            points = int(entry.shard.info().points_count)
-            estimate = entry.index_seconds_per_point * points * len(entry.pending)
-            if ESTIMATE_MARGIN * estimate > left:
-                if not entry.indexes_deferred:
-                    entry.indexes_deferred = True
-                    log.warning(
-                        "qdrant+edge: the payload indexes of %s for index %r wait for a "
-                        "write with more time left (an estimated %.1f s over %d points, "
-                        "%.1f s left of the call's deadline); until then conditions on "
-                        "them read every point's payload. Call store.adapter.optimize(%r) "
-                        "or allow writes more time (?timeout=, vectorport.deadline)",
-                        ", ".join(sorted(entry.pending)), name, estimate, points,
-                        max(0.0, left), name)
-                return
-        self._build_indexes(entry)
+            if not entry.indexes_deferred:
+                entry.indexes_deferred = True
+                log.warning(
+                    "qdrant+edge: the payload indexes of %s for index %r wait for a "
+                    "write with more time left (an estimated %.1f s over %d points, "
+                    "%.1f s left of the call's deadline); until then conditions on "
+                    "them read every point's payload. Call store.adapter.optimize(%r) "
+                    "or allow writes more time (?timeout=, vectorport.deadline)",
+                    ", ".join(sorted(entry.pending)), name, estimate, points, left, name)
+            return
+        self._build_indexes(entry, points)
 
     @staticmethod
-    def _build_indexes(entry: _Open) -> None:
-        """Build every pending index of the shard now, timing each on a shard large
-        enough for the time to be the points' (a build's fixed cost, a few ms, over the
-        first write's handful of points would promise minutes for the next)."""
+    def _build_indexes(entry: _Open, points: int | None = None) -> None:
+        """Build every pending index of the shard (of ``points`` points, asked when not
+        given) now, timing each on a shard large enough for the time to be the points'
+        (a build's fixed cost, a few ms, over the first write's handful of points would
+        promise minutes for the next)."""
         if not entry.pending:
             return
-        points = int(entry.shard.info().points_count)
+        if points is None:
+            points = int(entry.shard.info().points_count)
         for key, params in list(entry.pending.items()):
             started = time.monotonic()
             entry.shard.update(qe.UpdateOperation.create_field_index(key, params))
