@@ -15,7 +15,10 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pinecone")
 
@@ -35,6 +38,12 @@ from pinecone.errors.exceptions import (
 from vectorport.testing.emulators import pinecone as emulator
 from vectorport.testing.emulators.http import Faults
 from vectorport.testing.emulators.pinecone import PineconeEmulator
+from vectorport.testing.emulators.pinecone.store import (
+    BLOCK_ROWS,
+    Rows,
+    best_positions,
+    dense_scores,
+)
 
 KEY = "emulator-key"
 
@@ -252,6 +261,75 @@ def test_equal_scores_are_not_ordered_by_id(make: Any) -> None:
     index.upsert(vectors=[(rid, [1, 0, 0, 0]) for rid in ids])
     got = [m.id for m in index.query(vector=[1, 0, 0, 0], top_k=20).matches]
     assert sorted(got) == ids and got != ids  # like an ANN index: no promise among ties
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dotproduct", "euclidean"])
+def test_a_short_top_k_is_the_head_of_the_whole_order(make: Any, metric: str) -> None:
+    # Many equal scores (six directions, two lengths) around every cut: a top_k query
+    # keeps the records it would rank first among all, ties included, filtered or not.
+    index = make(metric=metric)
+    directions = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 0, 0], [1, 1, 1, 0], [0, 0, 1, 1],
+                  [1, 0, 0, 1]]
+    index.upsert(vectors=[(f"r{i:03d}", [x * (1 + i % 2) for x in directions[i % 6]],
+                           {"n": i % 7}) for i in range(300)])
+    query = [1, 0.5, 0, 0]
+    for flt in (None, {"n": {"$ne": 3}}):
+        whole = [(m.id, m.score) for m in
+                 index.query(vector=query, top_k=300, filter=flt).matches]
+        for top_k in (1, 2, 7, 25, 50, 99, 170, 299):
+            head = [(m.id, m.score) for m in
+                    index.query(vector=query, top_k=top_k, filter=flt).matches]
+            assert head == whole[:top_k], (flt, top_k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=60), st.integers(1, 70),
+       st.randoms(use_true_random=False))
+def test_best_positions_is_a_sort_cut_short(keys: list[int], top_k: int,
+                                            rng: Any) -> None:
+    ties = [rng.randrange(5) for _ in keys]  # repeated tie keys: a stable order among them
+    array = np.asarray(keys, dtype=np.float64) / 2
+    expected = sorted(range(len(keys)), key=lambda p: (array[p], ties[p]))[:top_k]
+    assert best_positions(array, top_k, ties.__getitem__) == expected
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dotproduct", "euclidean"])
+def test_scores_of_many_records_are_the_plain_formula_bit_for_bit(metric: str) -> None:
+    # past BLOCK_ROWS the norms and distances go a block at a time (the last one a
+    # single row), and the cached doubles serve every query: the scores must still be
+    # the plain double-precision formula's, to the last bit, for all rows or a subset
+    rng = np.random.default_rng(7)
+    rows = BLOCK_ROWS + 1
+    values = rng.standard_normal((rows, 24)).astype(np.float32)
+    query = rng.standard_normal(24).astype(np.float32)
+    table = Rows([], values)
+    for positions in (None, sorted(rng.choice(rows, rows // 3, replace=False).tolist())):
+        m = (values if positions is None else values[positions]).astype(np.float64)
+        q = query.astype(np.float64)
+        if metric == "dotproduct":
+            expected = m @ q
+        elif metric == "cosine":
+            norms = np.linalg.norm(m, axis=1) * np.linalg.norm(q)
+            expected = (m @ q) / np.where(norms == 0, 1.0, norms)
+        else:
+            expected = np.einsum("ij,ij->i", m - q, m - q)
+        assert np.array_equal(dense_scores(metric, table, positions, query), expected)
+
+
+def test_json_the_service_would_refuse_gets_the_same_answers(make: Any,
+                                                             emu: PineconeEmulator) -> None:
+    # NaN is not JSON; the emulator still reads it (as Python's json module does) and
+    # refuses the vector for its value, as it always has
+    index = make()
+    path = index.host.removeprefix(emu.server.url)
+    answer = raw(emu, "POST", path + "/vectors/upsert",
+                 content=b'{"vectors": [{"id": "a", "values": [NaN, 0, 0, 1]}]}',
+                 headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400 and "finite" in answer.json()["message"]
+    broken = raw(emu, "POST", path + "/vectors/upsert", content=b'{"vectors": [',
+                 headers={"Content-Type": "application/json"})
+    assert broken.status_code == 400 and "Invalid JSON" in broken.json()["message"]
+    assert index.describe_index_stats().total_vector_count == 0
 
 
 def test_deletes_and_updates(make: Any) -> None:

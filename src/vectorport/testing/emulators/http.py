@@ -30,6 +30,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+try:  # the pinecone and turbopuffer extras bring it; the emulators run without it too
+    import orjson
+except ImportError:  # pragma: no cover - every test environment has it
+    orjson = None  # type: ignore[assignment]
+
+
+def _loads(body: bytes) -> Any:
+    """A request body's JSON. orjson reads an upsert of a thousand 384-float vectors
+    about four times faster than the json module, which was most of an emulator's time
+    under a bulk load; what orjson refuses and the json module accepts (``NaN``,
+    ``Infinity``, lone surrogates) goes to the json module, so the bodies an emulator
+    takes and the errors it gives stay as they were. One difference remains: an integer
+    beyond 64 bits reads as the nearest double, which the emulators then refuse wherever
+    an integer is due, as a typed service's parser would."""
+    if orjson is not None:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(body)
+
 
 @dataclass
 class Faults:
@@ -73,7 +94,7 @@ class Request:
     def json(self) -> Any:
         if not self.body:
             return {}
-        return json.loads(self.body)
+        return _loads(self.body)
 
     def param(self, name: str, default: str | None = None) -> str | None:
         values = self.params.get(name)

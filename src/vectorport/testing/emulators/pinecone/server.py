@@ -35,6 +35,7 @@ from vectorport.testing.emulators.pinecone.store import (
     Namespace,
     SparseValues,
     StoredVector,
+    best_positions,
     delete_all_op,
     delete_filter_op,
     delete_ids_op,
@@ -448,15 +449,18 @@ class PineconeEmulator:
     ) -> list[tuple[StoredVector, float]]:
         if ns is None:
             return []
-        records, matrix = ns.rows()
+        table = ns.rows()
+        records = table.records
         if not records:
             return []
-        rows = [i for i, r in enumerate(records) if predicate is None or predicate(r.metadata)]
+        rows = (list(range(len(records))) if predicate is None
+                else [i for i, r in enumerate(records) if predicate(r.metadata)])
         if not rows:
             return []
         scores = np.zeros(len(rows), dtype=np.float64)
         if dense is not None:
-            scores += dense_scores(index.metric, matrix[rows], dense)
+            scores += dense_scores(index.metric, table, None if predicate is None else rows,
+                                   dense)
         if sparse is not None:
             shared: list[bool] = []
             for position, row in enumerate(rows):
@@ -472,10 +476,8 @@ class PineconeEmulator:
                 rows = [rows[p] for p in kept]
                 scores = scores[kept]
         ascending = index.metric == "euclidean" and sparse is None
-        order = sorted(
-            range(len(rows)),
-            key=lambda p: (scores[p] if ascending else -scores[p], tie_break(records[rows[p]].id)),
-        )[:top_k]
+        order = best_positions(scores if ascending else -scores, top_k,
+                               lambda p: tie_break(records[rows[p]].id))
         return [(records[rows[p]], float(scores[p])) for p in order]
 
     def fetch(self, request: Request) -> Response:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 import zlib
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,46 @@ class StoredVector:
 Operation = Callable[[dict[str, StoredVector]], None]
 
 
+BLOCK_ROWS = 4_096
+"""Rows squared at a time for norms and euclidean distances: squaring a whole namespace
+at once allocated a new matrix of 8 bytes a value, whose first touch took more time
+than the search (0.19 s over 20,000 records of 384 floats here)."""
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A namespace's visible records and their dense values as one matrix, kept until
+    the next visible write, with the values in doubles (in which scores are computed)
+    and their norms once asked for: converting, stacking and norming 20,000 records of
+    384 floats in every query took 53 ms of its 55."""
+
+    records: list[StoredVector]
+    values: npt.NDArray[np.float32]
+
+    @cached_property
+    def doubles(self) -> npt.NDArray[np.float64]:
+        """The values in doubles."""
+        return self.values.astype(np.float64)
+
+    @cached_property
+    def norms(self) -> npt.NDArray[np.float64]:
+        """Each record's euclidean norm (for cosine scores)."""
+        return by_blocks(self.doubles, lambda block: np.linalg.norm(block, axis=1))
+
+
+def by_blocks(matrix: npt.NDArray[np.float64],
+              row_values: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]],
+              ) -> npt.NDArray[np.float64]:
+    """``row_values`` of ``matrix``, :data:`BLOCK_ROWS` rows at a time: for a reduction
+    along each row (a norm, a sum of squares), whose value for a row is the same in a
+    block as in the whole matrix. (A matrix product is not: BLAS may take a small block's
+    rows in another order of additions, which changes the last bit of some scores.)"""
+    if len(matrix) <= BLOCK_ROWS:
+        return row_values(matrix)
+    return np.concatenate([row_values(matrix[start:start + BLOCK_ROWS])
+                           for start in range(0, len(matrix), BLOCK_ROWS)])
+
+
 @dataclass
 class Namespace:
     """One namespace: the latest state, the visible state and the writes in between."""
@@ -59,7 +100,7 @@ class Namespace:
     lsn: int = 0
     reconciled: int = 0
     version: int = 0
-    _matrix: tuple[int, list[StoredVector], npt.NDArray[np.float32]] | None = None
+    _rows: tuple[int, Rows] | None = None
 
     def commit(self, operation: Operation, visible_at: float) -> int:
         """Apply a write to the latest state and schedule it for the visible one."""
@@ -80,13 +121,14 @@ class Namespace:
         if changed:
             self.version += 1
 
-    def rows(self) -> tuple[list[StoredVector], npt.NDArray[np.float32]]:
-        """The visible records and their dense values as one matrix (cached per version)."""
-        if self._matrix is None or self._matrix[0] != self.version:
+    def rows(self) -> Rows:
+        """The visible records and their dense values (cached per version)."""
+        if self._rows is None or self._rows[0] != self.version:
             records = list(self.visible.values())
-            matrix = np.stack([r.values for r in records]) if records else np.zeros((0, 0), dtype=np.float32)
-            self._matrix = (self.version, records, matrix)
-        return self._matrix[1], self._matrix[2]
+            values = (np.stack([r.values for r in records]) if records
+                      else np.zeros((0, 0), dtype=np.float32))
+            self._rows = (self.version, Rows(records, values))
+        return self._rows[1]
 
 
 @dataclass
@@ -187,27 +229,53 @@ def tie_break(rid: str) -> int:
 
 
 def dense_scores(
-    metric: str, matrix: npt.NDArray[np.float32], query: npt.NDArray[np.float32]
+    metric: str, rows: Rows, positions: list[int] | None, query: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.float64]:
-    """Pinecone's scores: cosine similarity, dot product, or squared euclidean distance."""
-    m = matrix.astype(np.float64)
+    """Pinecone's scores of the records at ``positions`` of ``rows`` (all when
+    ``None``), computed in doubles: cosine similarity, dot product, or squared euclidean
+    distance."""
+    m = rows.doubles if positions is None else rows.doubles[positions]
     q = query.astype(np.float64)
     if metric == "dotproduct":
         return m @ q
     if metric == "cosine":
-        norms = np.linalg.norm(m, axis=1) * np.linalg.norm(q)
+        stored = rows.norms if positions is None else rows.norms[positions]
+        norms = stored * np.linalg.norm(q)
         return (m @ q) / np.where(norms == 0, 1.0, norms)
-    diff = m - q
-    squared: npt.NDArray[np.float64] = np.einsum("ij,ij->i", diff, diff)
-    return squared
+
+    def squared(block: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        diff = block - q
+        distances: npt.NDArray[np.float64] = np.einsum("ij,ij->i", diff, diff)
+        return distances
+
+    return by_blocks(m, squared)
+
+
+def best_positions(keys: npt.NDArray[np.float64], top_k: int,
+                   tie: Callable[[int], int]) -> list[int]:
+    """The positions of the ``top_k`` smallest ``keys``, equal keys in ``tie`` order:
+    what sorting every position by ``(key, tie)`` and keeping ``top_k`` gives, with only
+    the positions whose key is at most the ``top_k``-th smallest sorted (a query over
+    10,000 records spent 21 ms sorting them all)."""
+    if len(keys) > top_k:
+        kth = np.partition(keys, top_k - 1)[top_k - 1]
+        candidates: Iterable[int] = np.flatnonzero(keys <= kth).tolist()
+    else:
+        candidates = range(len(keys))
+    values = keys.tolist()
+    return sorted(candidates, key=lambda p: (values[p], tie(p)))[:top_k]
 
 
 __all__ = [
+    "BLOCK_ROWS",
     "DEFAULT_NAMESPACE",
     "IndexState",
     "Namespace",
+    "Rows",
     "SparseValues",
     "StoredVector",
+    "best_positions",
+    "by_blocks",
     "delete_all_op",
     "delete_filter_op",
     "delete_ids_op",
