@@ -198,7 +198,7 @@ def emulator_fidelity(session: nox.Session) -> None:
         session.skip("no vendor SDK test checkout given: pass pinecone=PATH and/or "
                      "turbopuffer=PATH (or set VECTORPORT_PINECONE_SDK_TESTS / "
                      "VECTORPORT_TURBOPUFFER_SDK_TESTS); nothing is fetched")
-    session.install("-e", ".[pinecone,turbopuffer]", "pytest", "pytest-asyncio",
+    session.install("-e", ".[pinecone,turbopuffer,testing]", "pytest", "pytest-asyncio",
                     "pytest-timeout", "pytest-anyio", "anyio", "python-dotenv", "respx",
                     "dirty-equals", "time-machine", "numpy", "pytest-xdist")
     failed = []
