@@ -198,9 +198,10 @@ def emulator_fidelity(session: nox.Session) -> None:
         session.skip("no vendor SDK test checkout given: pass pinecone=PATH and/or "
                      "turbopuffer=PATH (or set VECTORPORT_PINECONE_SDK_TESTS / "
                      "VECTORPORT_TURBOPUFFER_SDK_TESTS); nothing is fetched")
-    session.install("-e", ".[pinecone,turbopuffer,testing]", "pytest", "pytest-asyncio",
-                    "pytest-timeout", "pytest-anyio", "anyio", "python-dotenv", "respx",
-                    "dirty-equals", "time-machine", "numpy", "pytest-xdist")
+    # the testing extra brings pytest, pytest-asyncio and hypothesis (the runner needs them)
+    session.install("-e", ".[pinecone,turbopuffer,testing]", "pytest-timeout", "pytest-anyio",
+                    "anyio", "python-dotenv", "respx", "dirty-equals", "time-machine", "numpy",
+                    "pytest-xdist")
     failed = []
     for vendor, path in checkouts.items():
         root = Path(path)
