@@ -17,6 +17,7 @@ from vectorport.core.adapter import (
     OptimizingAdapter,
     PatchableAdapter,
     ScanningAdapter,
+    UpkeepDeferringAdapter,
 )
 from vectorport.core.async_store import (
     AsyncIndex,
@@ -115,6 +116,7 @@ __all__ = [
     "Store",
     "TransientBackendError",
     "UnsupportedFeatureError",
+    "UpkeepDeferringAdapter",
     "ValidationError",
     "VectorportError",
     "__version__",

@@ -3,16 +3,12 @@ with exactly the source's records: nothing lost, nothing duplicated."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-import pytest
+from tests.support.jobs import kill_once_under_way, run_to_the_end
 
 import vectorport
 
@@ -35,33 +31,8 @@ def _source(path: Path) -> dict[str, dict[str, object]]:
 def _run_killed_then_whole(command: list[str], checkpoint: Path) -> str:
     """Start ``command``, SIGKILL it once its checkpoint shows progress, then run it
     again to the end; returns the second run's output."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            if checkpoint.exists():
-                try:
-                    state = json.loads(checkpoint.read_text())
-                except ValueError:
-                    state = {}
-                done = sum(u.get("written", 0) for u in state.get("positions", {}).values())
-                if done > 0:
-                    break
-            if first.poll() is not None:
-                pytest.fail("the first run ended before it could be killed")
-            time.sleep(0.01)
-        else:
-            pytest.fail("the first run made no progress")
-        first.send_signal(signal.SIGKILL)
-    finally:
-        first.wait(30)
-    assert first.returncode == -signal.SIGKILL
-    state = json.loads(checkpoint.read_text())
-    assert not all(u["done"] for u in state["positions"].values()), "killed too late"
-    second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert second.returncode == 0, second.stderr
-    return second.stdout
+    kill_once_under_way(command, checkpoint)
+    return run_to_the_end(command)
 
 
 def _assert_exactly(url: str, name: str, written: dict[str, dict[str, object]]) -> None:

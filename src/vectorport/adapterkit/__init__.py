@@ -69,6 +69,7 @@ from vectorport.core.adapter import (
     OptimizingAdapter,
     PatchableAdapter,
     ScanningAdapter,
+    UpkeepDeferringAdapter,
 )
 from vectorport.core.capabilities import ALL_FILTER_OPERATORS, Capabilities, Limits
 from vectorport.core.config import ConnectionURL, Secret
@@ -194,6 +195,7 @@ __all__ = [
     "SparseVector",
     "TransientBackendError",
     "UnsupportedFeatureError",
+    "UpkeepDeferringAdapter",
     "ValidationError",
     "VectorportError",
     "batches",

@@ -87,6 +87,7 @@ from vectorport.conformance.handles import (
     stale_handle_outcomes,
 )
 from vectorport.conformance.limits import DeclaredLimitTests, HostileTextTests
+from vectorport.conformance.loads import LoadTests
 from vectorport.conformance.precision import PrecisionTests
 from vectorport.conformance.reference import reference_query
 from vectorport.conformance.robustness import ConcurrencyTests, HostileInputTests
@@ -747,6 +748,7 @@ _mark_tests(DeclaredLimitTests, BAD_INPUT)
 _mark_tests(ConcurrencyTests, CONCURRENCY)
 _mark_tests(DifferentialTests, DIFFERENTIAL)
 _mark_tests(PrecisionTests, CRUD)
+_mark_tests(LoadTests, CRUD)
 
 
 class ConformanceSuite(
@@ -766,5 +768,6 @@ class ConformanceSuite(
     HostileTextTests,
     DeclaredLimitTests,
     PrecisionTests,
+    LoadTests,
 ):
     """The whole suite. Subclass it (name the subclass ``Test…``) and provide ``store``."""

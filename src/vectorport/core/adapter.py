@@ -224,6 +224,24 @@ class OptimizingAdapter(Protocol):
 
 
 @runtime_checkable
+class UpkeepDeferringAdapter(Protocol):
+    """Puts off the upkeep of an index's search structures while a load fills it, so
+    that they are built once at the end rather than record by record: pgvector drops
+    its ANN and metadata indexes, which every row of a COPY would otherwise be inserted
+    into (a 100,000 × 384 copy into a fresh HNSW index took 95 s row by row, against
+    3.5 s for the rows and 22 s for one build). ``copy_index`` and ``import_index``
+    call ``defer_upkeep(name)`` on an index they have just created, before its first
+    record, and :meth:`OptimizingAdapter.optimize` once the records are in, which
+    builds what was put off: an adapter with this hook is an
+    :class:`OptimizingAdapter` too. Meanwhile every answer stays exact (searches scan);
+    a load that dies half-way leaves an index that its resumed job, or the next
+    ``optimize``, completes.
+    """
+
+    def defer_upkeep(self, name: str) -> None: ...
+
+
+@runtime_checkable
 class ExplainingAdapter(Protocol):
     """Says what a query would send, without sending it (:meth:`Index.explain`).
 

@@ -21,7 +21,7 @@ from vectorport.core.errors import ValidationError
 from vectorport.core.store import Index, Store
 from vectorport.transfer.canonical import Checksum
 from vectorport.transfer.checkpoint import Checkpoint, default_checkpoint_path
-from vectorport.transfer.finishing import optimize_after_load
+from vectorport.transfer.finishing import defer_upkeep_for_load, optimize_after_load
 from vectorport.transfer.plan import (
     CopyPlan,
     destination_handle,
@@ -107,8 +107,11 @@ def copy_index(
     resumes from its checkpoint (``checkpoint``, by default under the user's state
     folder); ``restart=True`` starts over. With ``verify`` it ends with
     :func:`verify_indexes`, given the checksums taken of the source while copying, and
-    raises if the destination differs. Before verifying, the destination is optimized
-    where its adapter offers it (:class:`~vectorport.core.adapter.OptimizingAdapter`).
+    raises if the destination differs. An index the copy creates has the upkeep of its
+    search structures put off while it fills, where its adapter offers that
+    (:class:`~vectorport.core.adapter.UpkeepDeferringAdapter`); before verifying, the
+    destination is optimized where its adapter offers it
+    (:class:`~vectorport.core.adapter.OptimizingAdapter`), which builds them.
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValidationError(f"workers must be a positive int, got {workers!r}")
@@ -132,6 +135,7 @@ def copy_index(
         target = destination.create_index(name, spec.dimension, spec.metric, sparse=spec.sparse,
                                           index_type=spec.index_type,
                                           index_params=spec.index_params, exist_ok=True)
+        defer_upkeep_for_load(target)  # built once in optimize_after_load, below
     else:
         target = destination.index(name)
     state.save()

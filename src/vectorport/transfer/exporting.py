@@ -22,7 +22,7 @@ from vectorport.core.types import Record
 from vectorport.transfer.canonical import Checksum
 from vectorport.transfer.checkpoint import Checkpoint, default_checkpoint_path
 from vectorport.transfer.copying import DEFAULT_BATCH_SIZE
-from vectorport.transfer.finishing import optimize_after_load
+from vectorport.transfer.finishing import defer_upkeep_for_load, optimize_after_load
 from vectorport.transfer.parquet_files import (
     PartFile,
     batches,
@@ -149,7 +149,9 @@ def import_index(
     progress: bool = True,
 ) -> ImportReport:
     """Load an export into ``store`` (as ``index_name``, else the exported name),
-    creating the index from the spec in the files; resumable and verified. The index is
+    creating the index from the spec in the files; resumable and verified. An index the
+    import creates has the upkeep of its search structures put off while it fills
+    (:class:`~vectorport.core.adapter.UpkeepDeferringAdapter`), and every index is
     optimized once loaded where its adapter offers it
     (:class:`~vectorport.core.adapter.OptimizingAdapter`)."""
     require_pyarrow()
@@ -160,12 +162,15 @@ def import_index(
     identity = f"import|{source.resolve()}|{store.url or store.backend}|{name}"
     ckpt_path = Path(checkpoint) if checkpoint is not None else default_checkpoint_path(identity)
     state = Checkpoint.open(ckpt_path, identity, restart=restart)
+    created = name not in store.list_indexes()
     target = store.create_index(name, spec.dimension, spec.metric, sparse=spec.sparse,
                                 index_type=spec.index_type
                                 if spec.index_type in store.capabilities.index_types else "auto",
                                 index_params=spec.index_params
                                 if spec.index_type in store.capabilities.index_types else None,
                                 exist_ok=True)
+    if created:
+        defer_upkeep_for_load(target)  # built once in optimize_after_load, below
     state.save()
     meter = Progress(f"import {name}", sum(p.rows for p in parts), enabled=progress)
     for unit in state.positions.values():

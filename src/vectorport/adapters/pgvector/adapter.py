@@ -359,6 +359,38 @@ class PgvectorAdapter:
             ).fetchone()
             self._build_ann(conn, layout, rows=int(count_row[0]) if count_row else 0)
 
+    def defer_upkeep(self, name: str) -> None:
+        """Drop the ANN and metadata indexes of ``name`` (just created, still empty) for
+        the length of a load by ``copy_index`` / ``import_index``, which writes in pages
+        too small for :meth:`upsert_bulk` to drop and rebuild them itself: every row
+        would otherwise be inserted into the HNSW graph one at a time. :meth:`optimize`
+        builds them at the end; the catalog marks the ANN index unbuilt meanwhile, so a
+        load that died half-way is completed by its resumed job or by ``optimize``."""
+        validation.index_name(name)  # called directly, not through the facade
+        with self._connect("defer_upkeep", name) as conn, conn.transaction():
+            self._lock_catalog_row(conn, name)
+            spec, _ = self._catalog_row(conn, name)
+            layout = index_layout(spec)
+            conn.execute(bulk.drop_meta_index(self._names, layout))
+            conn.execute(schema.drop_ann_index(self._names, layout))
+            self._mark_ann(conn, name, False)
+
+    def optimize(self, name: str) -> None:
+        """After a load by ``copy_index`` / ``import_index``: the indexes that
+        :meth:`defer_upkeep` (or a bulk load that died) left unbuilt, each in one go.
+        The ANN index of an index created with ``defer_index`` stays deferred: that one
+        waits for :meth:`build_index`, as its creator asked. Nothing to do, nothing
+        done."""
+        validation.index_name(name)  # called directly, not through the facade
+        with self._connect("optimize", name) as conn:
+            spec, ann_built = self._catalog_row(conn, name)
+        layout = index_layout(spec)
+        if not ann_built and not layout.defer_index and layout.ann != "flat":
+            self.build_index(name)  # the metadata index too, and fresh statistics first
+            return
+        with self._connect("optimize", name) as conn, conn.transaction():
+            bulk.build_meta_index(conn, self._names, layout)  # a no-op when it exists
+
     def ann_index_built(self, name: str) -> bool:
         """Whether the ANN index of ``name`` exists (``False`` while deferred)."""
         validation.index_name(name)

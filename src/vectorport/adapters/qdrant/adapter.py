@@ -439,8 +439,11 @@ class QdrantAdapter:
         On Edge they otherwise run in the write that crosses ``optimize_every`` when its
         deadline leaves them time (docs/backends/qdrant.md); this runs them whatever the
         deadline, in one engine call that is not cut short. A server runs them in the
-        background and local mode has none: there it does nothing."""
+        background and local mode has none: there it does nothing, after checking
+        that the index exists (as everywhere, a missing one raises
+        ``IndexNotFoundError``)."""
         validation.index_name(name)  # called directly, not through the facade
+        self._settings(name)
         self._engine.optimize(name)
 
     def close(self) -> None:
