@@ -768,3 +768,31 @@ def test_sparse_only_fills_with_zero_scores_in_id_order(store: vectorport.Store)
         want = reference_query(records, "dotproduct", sparse=sparse_vector(q), top_k=top_k,
                                min_score=min_score)
         assert [m.id for m in got] == [e.id for e in want], (top_k, min_score)
+
+
+def test_a_whole_scan_reads_each_point_once(store: vectorport.Store) -> None:
+    """A scan goes by Qdrant's own scroll, resumed from the next point's id: pages of
+    100 over 1,200 records read 1,200 points from the engine (listing ids in order,
+    which the scan went through before, read the whole namespace for every page:
+    12 × 1,200), and give every record of the namespace once."""
+    index = store.create_index("scanned", 4, "cosine")
+    rng = np.random.default_rng(5)
+    rows = [{"id": f"r{i:04d}", "vector": rng.normal(size=4), "metadata": {"i": i}}
+            for i in range(1_200)]
+    index.upsert(rows)
+    index.upsert(rows[:50], namespace="other")
+    engine = _adapter(store)._engine
+    scroll, read = engine.scroll, []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        hits, offset = scroll(*args, **kwargs)  # type: ignore[arg-type]
+        read.append(len(hits))
+        return hits, offset
+
+    engine.scroll = counted  # type: ignore[method-assign]
+    try:
+        seen = [r.id for page in index.scan(page_size=100) for r in page.records]
+    finally:
+        engine.scroll = scroll  # type: ignore[method-assign]
+    assert sorted(seen) == sorted(r["id"] for r in rows)
+    assert sum(read) == len(rows)
