@@ -105,7 +105,10 @@ def test_ctrl_c_leaves_no_index(tmp_path: Path) -> None:
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode != 0
-    assert "no index left behind" in out or "deleted" in out or "interrupted" in err, (out, err)
+    # Ctrl-C between two tests leaves nothing; during one, the sweep deletes that test's
+    # index and says so on stderr; outside the suite's run, the CLI says "interrupted"
+    assert ("no index left behind" in out or "index(es) the run left behind" in err
+            or "interrupted" in err), (out, err)
     with vectorport.connect(url) as store:
         assert store.list_indexes() == []
 
