@@ -379,8 +379,9 @@ class PgvectorAdapter:
         """After a load by ``copy_index`` / ``import_index``: the indexes that
         :meth:`defer_upkeep` (or a bulk load that died) left unbuilt, each in one go.
         The ANN index of an index created with ``defer_index`` stays deferred: that one
-        waits for :meth:`build_index`, as its creator asked. Nothing to do, nothing
-        done."""
+        waits for :meth:`build_index`, as its creator asked. Where nothing was put off,
+        it only checks that the metadata index exists (``CREATE INDEX IF NOT
+        EXISTS``)."""
         validation.index_name(name)  # called directly, not through the facade
         with self._connect("optimize", name) as conn:
             spec, ann_built = self._catalog_row(conn, name)
