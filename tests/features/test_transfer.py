@@ -17,6 +17,7 @@ from tests.support.backends import ALL, opened_store
 from tests.support.records import assert_same_record
 
 import vectorport
+from vectorport.adapters.local.adapter import LocalAdapter
 from vectorport.transfer import copy_index, export_index, import_index, plan_copy, verify_indexes
 
 NAMESPACES = ("", "tenant-a", "tenant-b")
@@ -231,3 +232,36 @@ async def test_async_scan_gives_the_same_pages(tmp_path: Path) -> None:
         rest = [r.id for p in [p async for p in handle.scan(
             "tenant-a", page_size=10, cursor=pages[0].next_cursor)] for r in p.records]
         assert sorted(rest) == sorted(r.id for p in pages[1:] for r in p.records)
+
+
+class _PutsOffOnly(LocalAdapter):
+    """The reference engine with ``defer_upkeep`` but no ``optimize``: nothing would
+    build again what it put off, so a copy must never ask it to."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.asked: list[str] = []
+
+    def defer_upkeep(self, name: str) -> None:
+        self.asked.append(f"defer {name}")
+
+
+class _PutsOffAndOptimizes(_PutsOffOnly):
+    def optimize(self, name: str) -> None:
+        self.asked.append(f"optimize {name}")
+
+
+@pytest.mark.parametrize(("adapter_class", "asked"), [
+    (_PutsOffOnly, []),
+    (_PutsOffAndOptimizes, ["defer copied", "optimize copied"]),
+])
+def test_only_an_index_that_can_be_optimized_has_its_upkeep_put_off(
+        adapter_class: type[_PutsOffOnly], asked: list[str], tmp_path: Path) -> None:
+    source, written = fill(vectorport.connect("memory://"), "src")
+    adapter = adapter_class()
+    destination = vectorport.Store(adapter)
+    report = copy_index(source, destination, destination_name="copied", progress=False,
+                        checkpoint=tmp_path / "ckpt.json")
+    assert report.verification is not None and report.verification.ok
+    assert adapter.asked == asked
+    assert_holds_exactly(destination.index("copied"), written)

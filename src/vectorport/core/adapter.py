@@ -224,7 +224,7 @@ class OptimizingAdapter(Protocol):
 
 
 @runtime_checkable
-class UpkeepDeferringAdapter(Protocol):
+class UpkeepDeferringAdapter(OptimizingAdapter, Protocol):
     """Puts off the upkeep of an index's search structures while a load fills it, so
     that they are built once at the end rather than record by record: pgvector drops
     its ANN and metadata indexes, which every row of a COPY would otherwise be inserted
@@ -232,9 +232,9 @@ class UpkeepDeferringAdapter(Protocol):
     3.5 s for the rows and 22 s for one build). ``copy_index`` and ``import_index``
     call ``defer_upkeep(name)`` on an index they have just created, before its first
     record, and :meth:`OptimizingAdapter.optimize` once the records are in, which
-    builds what was put off: an adapter with this hook is an
-    :class:`OptimizingAdapter` too. Meanwhile every answer stays exact (searches scan);
-    a load that dies half-way leaves an index that its resumed job, or the next
+    builds what was put off. The protocol includes ``optimize``, so an adapter without
+    it is never asked to put anything off. Meanwhile every answer stays exact (searches
+    scan); a load that dies half-way leaves an index that its resumed job, or the next
     ``optimize``, completes.
     """
 
