@@ -171,7 +171,9 @@ def test_probes_and_refine_factor_take_effect(store: vectorport.Store, folder: P
     rough = _recall(pq, data, queries, probes=4)
     refined = _recall(pq, data, queries, probes=4,
                       backend_options={"lancedb": {"refine_factor": 20}})
-    assert rough < 0.9 and refined > rough + 0.05, (rough, refined)
+    # PQ's k-means is not seeded: over 12 builds rough recall ran 0.755-0.915 (CI once
+    # saw 0.915 against a bound of 0.9) and refined 0.995-1.0
+    assert rough < 0.95 and refined > rough + 0.05, (rough, refined)
 
 
 def test_ef_takes_effect(store: vectorport.Store, folder: Path) -> None:
