@@ -62,19 +62,34 @@ def _assert_exact_answers(index: vectorport.Index) -> None:
                             "exact")
 
 
+def _memory_source(count: int) -> vectorport.Index:
+    source = vectorport.connect("memory://").create_index("src", DIM, "cosine")
+    source.upsert(_rows(count))
+    return source
+
+
+def _assert_all_built(pg_url: str, store: Store, name: str) -> None:
+    """The ANN, metadata and key indexes of ``name`` exist, the catalog says the ANN
+    index is built, and the index answers as the reference does."""
+    assert helper_indexes(pg_url, store, name) == ALL_BUILT
+    assert _adapter(store).ann_index_built(name)
+    _assert_exact_answers(store.index(name))
+
+
+PUT_OFF = "{}: its search structures are built once the records are in"
+"""What copy and import log when they put off a new index's upkeep."""
+
+
 def test_a_copy_builds_its_new_index_once_the_records_are_in(
         pg_url: str, store: Store, name: str, tmp_path: Path,
         caplog: pytest.LogCaptureFixture) -> None:
-    source = vectorport.connect("memory://").create_index("src", DIM, "cosine")
-    source.upsert(_rows(3_000))
+    source = _memory_source(3_000)
     with caplog.at_level(logging.INFO, logger="vectorport.transfer"):
         report = copy_index(source, store, destination_name=name, batch_size=500,
                             checkpoint=tmp_path / "copy.json", progress=False)
     assert report.verification is not None and report.verification.ok
-    assert f"{name}: its search structures are built once the records are in" in caplog.text
-    assert helper_indexes(pg_url, store, name) == ALL_BUILT
-    assert _adapter(store).ann_index_built(name)
-    _assert_exact_answers(store.index(name))
+    assert PUT_OFF.format(name) in caplog.text
+    _assert_all_built(pg_url, store, name)
 
 
 def test_a_copy_killed_while_it_fills_its_new_index_is_finished_by_its_resumed_run(
@@ -94,26 +109,21 @@ def test_a_copy_killed_while_it_fills_its_new_index_is_finished_by_its_resumed_r
     _assert_exact_answers(index)
     out = run_to_the_end(command)
     assert "verified: the destination holds exactly the source's records" in out
-    assert helper_indexes(pg_url, store, name) == ALL_BUILT
-    assert _adapter(store).ann_index_built(name)
     assert index.count() == 6_000
-    _assert_exact_answers(index)
+    _assert_all_built(pg_url, store, name)
 
 
 def test_an_import_builds_the_index_it_creates_once_the_records_are_in(
         pg_url: str, store: Store, name: str, tmp_path: Path,
         caplog: pytest.LogCaptureFixture) -> None:
-    source = vectorport.connect("memory://").create_index("src", DIM, "cosine")
-    source.upsert(_rows(2_000))
+    source = _memory_source(2_000)
     export_index(source, tmp_path / "dump", progress=False)
     with caplog.at_level(logging.INFO, logger="vectorport.transfer"):
         report = import_index(tmp_path / "dump", store, index_name=name, batch_size=300,
                               checkpoint=tmp_path / "import.json", progress=False)
     assert report.ok
-    assert f"{name}: its search structures are built once the records are in" in caplog.text
-    assert helper_indexes(pg_url, store, name) == ALL_BUILT
-    assert _adapter(store).ann_index_built(name)
-    _assert_exact_answers(store.index(name))
+    assert PUT_OFF.format(name) in caplog.text
+    _assert_all_built(pg_url, store, name)
 
 
 def test_a_load_into_an_index_that_existed_leaves_its_indexes_as_they_were(
@@ -121,8 +131,7 @@ def test_a_load_into_an_index_that_existed_leaves_its_indexes_as_they_were(
     """Only an index the job creates is put off: one created with ``defer_index``
     keeps its ANN index deferred through the copy and its ``optimize``, for the
     ``build_index`` its creator asked to call."""
-    source = vectorport.connect("memory://").create_index("src", DIM, "cosine")
-    source.upsert(_rows(1_000))
+    source = _memory_source(1_000)
     store.create_index(name, DIM, "cosine", backend_options={"pgvector": {"defer_index": True}})
     report = copy_index(source, store, destination_name=name, batch_size=250,
                         checkpoint=tmp_path / "copy.json", progress=False)
