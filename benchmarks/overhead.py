@@ -48,6 +48,7 @@ import contextlib
 import json
 import os
 import statistics
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -672,10 +673,39 @@ def _overlap(a: Sequence[str], b: Sequence[str]) -> float:
     return len(set(a) & set(b)) / max(1, len(set(a) | set(b)))
 
 
+WAKE_PAUSE = 0.002
+"""Seconds of the blocking wait before the in-place timing (an engine's answer to a query
+of these sizes takes about that)."""
+
+
+def wake_penalty(queries: Vectors, rounds: int = 400) -> tuple[float, float]:
+    """Median µs of one piece of the facade's per-call work (checking a query vector,
+    ``validation.query_vector``) run warm, one call after another, and run right after a
+    blocking wait of :data:`WAKE_PAUSE`, as it runs in a query: after the previous call's
+    answer woke the thread. On a virtual machine whose idle CPU the host takes back, the
+    second is several times the first, and so is every µs of Python a call spends."""
+    from vectorport.core.validation import query_vector
+
+    warm: list[float] = []
+    woken: list[float] = []
+    for i in range(rounds):
+        vector = queries[i % len(queries)]
+        warm.append(timed(lambda v=vector: query_vector(v, DIM, True)))  # type: ignore[misc]
+        time.sleep(WAKE_PAUSE)
+        woken.append(timed(lambda v=vector: query_vector(v, DIM, True)))  # type: ignore[misc]
+    return statistics.median(warm) * 1e6, statistics.median(woken) * 1e6
+
+
 def run(report: Report, options: Options) -> None:
     data, queries = dataset(RECORDS, DIM, QUERIES_PER_SAMPLE)
     batches = _batches(data, UPSERT_BATCH)
     samples = max(9, 3 * options.repeats)
+    warm, woken = wake_penalty(queries)
+    report.note(f"facade overhead: on this machine one piece of the per-call work (checking "
+                f"a 384-d query vector) takes {warm:.1f} µs warm and {woken:.1f} µs right "
+                f"after a {WAKE_PAUSE * 1e3:g} ms blocking wait, as it runs in a query "
+                f"({woken / warm:.0f}×): the µs of Python a call spends count several times "
+                "over here (docs/benchmarks.md, \"What a call costs in place\")")
     for backend, setup in BACKENDS.items():
         try:
             context = setup(data, batches)

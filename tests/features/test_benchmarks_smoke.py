@@ -113,6 +113,22 @@ def test_overhead_upsert_sends_the_adapters_own_rows_on_chroma() -> None:
     assert not [n for n in report.notes if "does not read back" in n], report.notes
 
 
+def test_wake_penalty_times_the_check_warm_and_after_a_wait() -> None:
+    """The note on what a µs of the facade costs in place: both timings are of the real
+    check, and a wait of :data:`~benchmarks.overhead.WAKE_PAUSE` each round makes the
+    run last at least that long per round."""
+    import time
+
+    from benchmarks import overhead
+    from benchmarks.common import DIM, dataset
+
+    _, queries = dataset(50, DIM, 5)
+    start = time.perf_counter()
+    warm, woken = overhead.wake_penalty(queries, rounds=20)
+    assert time.perf_counter() - start >= 20 * overhead.WAKE_PAUSE
+    assert 0 < warm < 1e6 and 0 < woken < 1e6
+
+
 def test_same_rows_check_notices_rows_that_are_not_written() -> None:
     """The check behind the note above: a "same" side whose write leaves the stored
     records as they were is reported."""
