@@ -34,14 +34,17 @@ EMULATOR_PORTS = {"pinecone": 5080, "turbopuffer": 5081}
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Shows each option's default, except where there is none to show (``None``, a
-    flag's ``False``) or the help already says it."""
+    flag: ``--quiet``'s ``False``, ``--no-verify``'s ``True``) or the help already says
+    it."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        # identity, not equality: 0 and 0.0 are defaults worth showing, False is a flag
+        # identity, not equality: 0 and 0.0 are defaults worth showing; a flag (no
+        # argument) has only the value of its absence, which "(default: True)" after
+        # "--no-verify" would misstate
         if (default is None or default is False or default is argparse.SUPPRESS
-                or default == [] or "default" in text):
+                or action.nargs == 0 or default == [] or "default" in text):
             return text
         return super()._get_help_string(action) or text
 

@@ -58,16 +58,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("explain", help="print what a query would send to the backend "
                        "(SQL, filter JSON, expression, settings) without sending it",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=__doc__)
     p.add_argument("url", metavar="URL", help="store URL ending in /INDEX (or use --index)")
-    p.add_argument("--index", default=None)
+    p.add_argument("--index", default=None, help="the index's name (URL is then the store's URL as it is)")
     p.add_argument("--filter", default=None, help="a filter object (CONTRACT §2), as JSON")
-    p.add_argument("--top-k", type=int, default=10)
-    p.add_argument("--namespace", default="")
-    p.add_argument("--ef", type=int, default=None)
-    p.add_argument("--probes", type=int, default=None)
-    p.add_argument("--min-score", type=float, default=None)
-    p.add_argument("--consistency", choices=["strong", "eventual"], default="strong")
+    p.add_argument("--top-k", type=int, default=10, help="results asked for")
+    p.add_argument("--namespace", default="", help="the namespace queried ('' is the default)")
+    p.add_argument("--ef", type=int, default=None, help="the HNSW search depth hint")
+    p.add_argument("--probes", type=int, default=None, help="the IVF lists-searched hint")
+    p.add_argument("--min-score", type=float, default=None,
+                   help="keep only results scoring at least this")
+    p.add_argument("--consistency", choices=["strong", "eventual"], default="strong",
+                   help="read your own writes, or answer from what the backend has")
     p.add_argument("--backend-options", default=None,
                    help='per-backend query options as JSON, e.g. \'{"pgvector": {...}}\'')
     group = p.add_mutually_exclusive_group()

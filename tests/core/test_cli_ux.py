@@ -3,12 +3,14 @@ ports, clean errors and exit codes, tables that fit, progress with rate and ETA.
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,12 +50,31 @@ def test_help_shows_defaults_and_the_emulator_ports() -> None:
     index_help = " ".join(
         sub["workspace"]._subparsers._group_actions[0].choices["index"].format_help().split())
     assert "(default: auto)" in index_help and "--base-url" in index_help
-    workspace = sub["workspace"]._subparsers._group_actions[0].choices
-    commands = {**{n: sub[n] for n in ("check", "backends", "quickstart", "emulator", "matrix")},
-                **{f"workspace {n}": p for n, p in workspace.items()}}
-    for name, subparser in commands.items():  # every option has help text
-        for action in subparser._actions:
+
+
+def _commands(parser: argparse.ArgumentParser, name: str = "vectorport"
+              ) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, subparser in action.choices.items():
+                yield from _commands(subparser, f"{name} {sub_name}")
+
+
+def test_every_command_explains_every_option_and_no_flag_shows_a_default() -> None:
+    """All commands, nested ones included: each option and argument has help text, and a
+    flag's help never ends in "(default: True)" (``--no-verify`` said that, as if
+    skipping were the default)."""
+    commands = dict(_commands(build_parser()))
+    assert {"vectorport copy", "vectorport verify", "vectorport explain",
+            "vectorport workspace index"} <= set(commands)
+    for name, parser in commands.items():
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue  # its commands, each with its help, are listed instead
             assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+        text = " ".join(parser.format_help().split())
+        assert "(default: True)" not in text and "(default: False)" not in text, name
 
 
 def _free_port() -> int:

@@ -73,7 +73,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("url", nargs="?", default=None, help="store URL (or url = in --config)")
     p.add_argument("--index", action="append", default=[], metavar="NAME",
                    help="an index to serve (repeatable)")
-    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                   help="stdio for a client that starts the server, http to listen")
     p.add_argument("--host", default="127.0.0.1", help="http only")
     p.add_argument("--port", type=int, default=8000, help="http only (path /mcp)")
     p.add_argument("--embedder", default=None,

@@ -130,15 +130,17 @@ def _common(p: argparse.ArgumentParser, *, writes: bool) -> None:
         p.add_argument("--restart", action="store_true",
                        help="ignore an earlier checkpoint and start over")
         p.add_argument("--no-verify", dest="verify", action="store_false",
-                       help="skip the verification at the end")
+                       help="skip the verification at the end (on by default: it reads the "
+                            "destination back once and compares sample queries)")
 
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("copy", help="copy an index to another store (resumable, verified)",
                        description="Copy SRC to DST: URLs ending in /INDEX, or --index. "
                        "Killed and started again with the same command, it resumes.")
-    p.add_argument("source", metavar="SRC")
-    p.add_argument("destination", metavar="DST")
+    p.add_argument("source", metavar="SRC", help="a store URL ending in /INDEX (or pass --index)")
+    p.add_argument("destination", metavar="DST",
+                   help="a store URL ending in /INDEX (or pass --to-index or --index)")
     p.add_argument("--index", default=None, help="index name on both sides")
     p.add_argument("--to-index", default=None, help="another name for the destination index")
     p.add_argument("--dry-run", action="store_true", help="print the plan and write nothing")
@@ -150,25 +152,29 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_copy)
 
     p = sub.add_parser("verify", help="compare two indexes: counts, checksums, sample queries")
-    p.add_argument("source", metavar="SRC")
-    p.add_argument("destination", metavar="DST")
-    p.add_argument("--index", default=None)
-    p.add_argument("--to-index", default=None)
+    p.add_argument("source", metavar="SRC", help="a store URL ending in /INDEX (or pass --index)")
+    p.add_argument("destination", metavar="DST",
+                   help="a store URL ending in /INDEX (or pass --to-index or --index)")
+    p.add_argument("--index", default=None, help="index name on both sides")
+    p.add_argument("--to-index", default=None, help="another name for the destination index")
     p.add_argument("--queries", type=int, default=20, help="sample queries (default 20)")
-    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--top-k", type=int, default=10,
+                   help="results each sample query compares")
     _common(p, writes=False)
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("export", help="write an index to Parquet files (see docs/copy.md)")
-    p.add_argument("source", metavar="URL")
+    p.add_argument("source", metavar="URL", help="a store URL ending in /INDEX (or pass --index)")
     p.add_argument("path", metavar="PATH", help="a new folder, or a file ending in .parquet")
-    p.add_argument("--index", default=None)
+    p.add_argument("--index", default=None, help="the index's name (URL is then the store's URL "
+                                                 "as it is)")
     _common(p, writes=False)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("import", help="load an export into a store (resumable, verified)")
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("destination", metavar="URL")
+    p.add_argument("path", metavar="PATH", help="what export wrote: a folder or a .parquet file")
+    p.add_argument("destination", metavar="URL",
+                   help="a store URL ending in /INDEX (or pass --index)")
     p.add_argument("--index", default=None,
                    help="index name (default: the URL's last path segment, else the exported name)")
     _common(p, writes=True)
