@@ -248,6 +248,54 @@ def test_a_copy_into_lancedb_ends_with_every_row_in_the_ann_index(
     assert _unindexed_rows(folder, "vp_copied") == 0
 
 
+def test_a_copy_into_a_new_lancedb_index_trains_it_once_over_every_row(
+        store: vectorport.Store, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``copy_index`` creates its destination and puts off its ANN index
+    (``defer_upkeep``); its ``optimize`` trains the index once, over all 3,000 rows, where
+    a plain load trains it on the first page (500 rows: √500 lists placed by them). The
+    engine's ``create_index`` is passed through, counting the rows at each call."""
+    from lancedb.table import LanceTable
+
+    from vectorport.transfer import copy_index
+
+    source = store.create_index("vp_src", 16, "cosine", index_type="ivf")
+    source.upsert_bulk(_rows_of(3_000))
+    trained_over: list[int] = []
+    create_index = LanceTable.create_index
+
+    def counting(table: LanceTable, *args: Any, **kwargs: Any) -> Any:
+        trained_over.append(table.count_rows())
+        return create_index(table, *args, **kwargs)
+
+    monkeypatch.setattr(LanceTable, "create_index", counting)
+    report = copy_index(source, store, destination_name="vp_copy", batch_size=500,
+                        checkpoint=folder / "copy.json", progress=False)
+    assert report.verification is not None and report.verification.ok
+    assert trained_over == [3_000]
+    assert _unindexed_rows(folder, "vp_copy") == 0
+    with pytest.raises(IndexNotFoundError):
+        store.adapter.defer_upkeep("vp_no_such_index")  # type: ignore[attr-defined]
+
+
+def test_a_put_off_index_answers_exactly_until_optimize_trains_it(
+        store: vectorport.Store, folder: Path) -> None:
+    """While its training is put off, an ``ivf`` index has no ANN index and answers as
+    the reference does; ``optimize`` trains it over every row."""
+    index = store.create_index("vp_deferred", 16, "cosine", index_type="ivf")
+    store.adapter.defer_upkeep("vp_deferred")  # type: ignore[attr-defined]
+    rows = _rows_of(2_000)
+    index.upsert_bulk(rows)
+    table = lancedb.connect(str(folder)).open_table("vp_deferred")
+    assert [i for i in table.list_indices() if codec.VECTOR in i.columns] == []
+    reference = vectorport.connect("memory://").create_index("vp_ref", 16, "cosine")
+    reference.upsert(rows)
+    query = rows[42]["vector"]
+    want = [(m.id, m.score) for m in reference.query(query, top_k=10)]
+    assert [(m.id, m.score) for m in index.query(query, top_k=10)] == want
+    store.adapter.optimize("vp_deferred")  # type: ignore[attr-defined]
+    assert _unindexed_rows(folder, "vp_deferred") == 0
+
+
 def test_layout_keeps_kinds_apart(store: vectorport.Store, folder: Path) -> None:
     index = store.create_index("vp_layout", 2, "dotproduct")
     metadata = {"n": 2**63 - 1, "f": 1.0, "b": True, "s": "1", "l": ["b", "a"]}

@@ -41,7 +41,9 @@ ties at the cut resolved by widening the search (:mod:`.ranking`). ``index_type`
 LanceDB ANN index (IVF_FLAT / IVF_HNSW_SQ by default) once the table holds
 ``build_threshold`` rows, and are then approximate; rows written after the build are
 searched exhaustively by LanceDB and merged in. ``probes`` → ``nprobes``, ``ef`` →
-``ef``, ``refine_factor`` from the ``lancedb`` options section.
+``ef``, ``refine_factor`` from the ``lancedb`` options section. A load that
+:meth:`LanceDBAdapter.defer_upkeep` announced (``copy_index`` and ``import_index`` into
+an index they created) trains the index at its end, over every row.
 """
 
 from __future__ import annotations
@@ -161,6 +163,9 @@ class LanceDBAdapter:
         self._schemas: dict[str, tuple[IndexSpec, pa.Schema]] = {}
         """Each index's Arrow schema, with the spec it was made of (a schema is ≈ 10 µs)."""
         self._mixed: set[str] = set()  # tables seen holding several namespaces
+        self._deferred: set[str] = set()
+        """Indexes whose ANN index is trained by :meth:`optimize`, not by the write that
+        passes ``build_threshold`` (:meth:`defer_upkeep`)."""
         # which Index handles still reach the index they were opened on (the kit's
         # Handles). An index dropped and re-created by another process is noticed when
         # it differs from what a handle holds: at once on deletes (which read the stored
@@ -301,6 +306,7 @@ class LanceDBAdapter:
         self._tables.pop(name, None)
         self._search_tables.forget(name)
         self._mixed.discard(name)
+        self._deferred.discard(name)
 
     # -- data ---------------------------------------------------------------------
 
@@ -320,7 +326,7 @@ class LanceDBAdapter:
         with (self._handles.replaced_on_failure(index), self._write_lock,
               self._translated("merge_insert", index.name)):
             merge_upsert(table, data, self._latest_tables)
-        if index.index_type in ("ivf", "hnsw"):
+        if index.index_type in ("ivf", "hnsw") and index.name not in self._deferred:
             self._maybe_build_ann(index, table)
 
     def _maybe_build_ann(self, index: IndexSpec, table: Any) -> None:
@@ -477,19 +483,40 @@ class LanceDBAdapter:
         ids = ids[:limit]
         return IdPage(tuple(ids), ids[-1] if more and ids else None)
 
+    def defer_upkeep(self, name: str) -> None:
+        """Put off training the ANN index of index ``name`` (``ivf``/``hnsw``) until
+        :meth:`optimize`: a load is about to begin (``copy_index`` and ``import_index``
+        call this on an index they created). Trained by the write that passes
+        ``build_threshold``, the index would learn its lists from the load's first page
+        alone, √2,000 = 44 of them for any size, placed by rows that an id-ordered
+        source may not spread over the data; trained at the end, it has √rows lists
+        placed by every row. Until then queries search exhaustively (exact answers).
+        Held by this connection only: another one, or this one after a restart, writes
+        as always, and :meth:`optimize` trains whatever index is still missing."""
+        validation.index_name(name)  # called directly, not through the facade
+        self._current_spec(name)  # IndexNotFoundError before anything is put off
+        self._deferred.add(name)
+
     def optimize(self, name: str) -> None:
         """LanceDB's ``optimize`` on the table of index ``name`` (``store.adapter.optimize``):
         it folds the rows written since the ANN index was trained into it, compacts the
         table's fragments and drops versions older than LanceDB's ``cleanup_older_than``.
+        An ``ivf``/``hnsw`` index holding ``build_threshold`` rows without its ANN index
+        yet (its training put off by :meth:`defer_upkeep`) is trained first, over every
+        row.
 
-        The ANN index is trained by the write that first takes the table past
+        Otherwise the ANN index is trained by the write that first takes the table past
         ``build_threshold`` rows, the first batch by default, and LanceDB searches the
         rows written after it exhaustively until this runs: 6,000 rows loaded in pages of
         2,000 left 5,000 of them outside an IVF index; this folded them in within 0.07 s.
         ``copy_index`` and ``import_index`` call it once their records are in. Answers are
         the same, up to the ANN search's recall."""
         validation.index_name(name)  # called directly, not through the facade
+        spec = self._current_spec(name)
+        self._deferred.discard(name)
         table = self._table(name)
+        if spec.index_type in ("ivf", "hnsw"):
+            self._maybe_build_ann(spec, table)
         with self._write_lock, self._translated("optimize", name):
             table.optimize()
 
