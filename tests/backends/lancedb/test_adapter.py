@@ -296,6 +296,33 @@ def test_a_put_off_index_answers_exactly_until_optimize_trains_it(
     assert _unindexed_rows(folder, "vp_deferred") == 0
 
 
+def test_a_scan_reads_each_page_with_one_search(
+        store: vectorport.Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter scans natively: a page is one LanceDB search of the ids after the
+    cursor, all columns at once (through the facade's id listing it was two, the second
+    an ``IN`` list of the page's ids). LanceDB's ``search`` is passed through, counted."""
+    from lancedb.table import LanceTable
+
+    index = store.create_index("vp_scan", 16, "cosine")
+    rows = _rows_of(1_050)
+    index.upsert_bulk(rows)
+    searches: list[int] = []
+    search = LanceTable.search
+
+    def counting(table: LanceTable, *args: Any, **kwargs: Any) -> Any:
+        searches.append(1)
+        return search(table, *args, **kwargs)
+
+    monkeypatch.setattr(LanceTable, "search", counting)
+    pages = list(index.scan(page_size=100))
+    assert len(searches) == len(pages) == 11
+    got = {r.id: r for page in pages for r in page.records}
+    assert sorted(got) == [r["id"] for r in rows]
+    first = got[rows[0]["id"]]
+    assert first.vector.dtype == np.float32 and not first.vector.flags.writeable
+    assert np.array_equal(first.vector, rows[0]["vector"]) and first.metadata == {"n": 0}
+
+
 def test_layout_keeps_kinds_apart(store: vectorport.Store, folder: Path) -> None:
     index = store.create_index("vp_layout", 2, "dotproduct")
     metadata = {"n": 2**63 - 1, "f": 1.0, "b": True, "s": "1", "l": ["b", "a"]}

@@ -102,11 +102,14 @@ from vectorport.core.types import (
     Match,
     QueryRequest,
     Record,
+    RecordPage,
 )
 
 _EMBEDDED_OPTIONS: frozenset[str] = frozenset()
 _CLOUD_OPTIONS = frozenset({"api_key", "api_key_env", "region", "host_override"})
 _FETCH_CHUNK = 1_000
+_RECORD_COLUMNS = [codec.ID, codec.VECTOR, codec.META, codec.DOCUMENT]
+"""The columns a whole record is made of (no pk, namespace or tokens)."""
 
 
 def ann_config(spec: IndexSpec, options: IndexOptions, rows: int) -> Any:
@@ -420,20 +423,46 @@ class LanceDBAdapter:
         self._handles.check(index)
         table = self._table(index.name)
         out: list[Record] = []
-        columns = [codec.ID, codec.VECTOR, codec.META, codec.DOCUMENT]
         for batch in batches(unique(ids), _FETCH_CHUNK):
             chunk = [codec.make_pk(namespace, i) for i in batch]
             with self._translated("fetch", index.name):
-                rows = self._rows(table, scoped(namespace, None, pk_in(chunk)), columns,
-                                  len(chunk)).to_pylist()
-            if any(len(row[codec.VECTOR]) != index.dimension for row in rows):
-                self._handles.check_stored(index)  # replaced elsewhere: stale
-            out.extend(Record(
-                id=row[codec.ID], vector=read_only_float32(row[codec.VECTOR]),
-                metadata=codec.decode_metadata(row[codec.META]),
-                document=row[codec.DOCUMENT],
-            ) for row in rows)
+                rows = self._rows(table, scoped(namespace, None, pk_in(chunk)), _RECORD_COLUMNS,
+                                  len(chunk))
+            out.extend(self._records(index, rows))
         return out
+
+    def scan(self, index: IndexSpec, namespace: str, *, filter: Filter | None,
+             page_size: int, cursor: str | None) -> RecordPage:
+        """One page of the namespace in id order, read by one search: the records whose
+        id follows ``cursor`` (the last id of the page before), the filter in the same
+        ``where``. Without it the facade would list a page of ids, then fetch them by an
+        ``IN`` list of 2,000: two searches a page, and every vector made a list of Python
+        floats on the way (58 µs a record over 40,000 records)."""
+        self._handles.check(index)
+        extra = [] if cursor is None else [f"{codec.ID} > {quote_string(cursor)}"]
+        where = scoped(namespace, filter, *extra)
+        with self._translated("scan", index.name):
+            rows = self._rows(self._table(index.name), where, _RECORD_COLUMNS, page_size + 1,
+                              order_by_id=True)
+        more = rows.num_rows > page_size
+        records = self._records(index, rows.slice(0, page_size))
+        return RecordPage(tuple(records), records[-1].id if more and records else None)
+
+    def _records(self, index: IndexSpec, rows: pa.Table) -> list[Record]:
+        """The records of rows of :data:`_RECORD_COLUMNS`, decoded a column at a time
+        (the vectors as one matrix, never as lists of Python floats)."""
+        if not rows.num_rows:
+            return []
+        if rows.schema.field(codec.VECTOR).type.list_size != index.dimension:
+            self._handles.check_stored(index)  # replaced elsewhere: stale
+        matrix = _matrix(rows[codec.VECTOR], index.dimension)
+        matrix.setflags(write=False)  # the records' vectors are views of it
+        ids = rows[codec.ID].to_pylist()
+        texts = _python_values(rows[codec.META])
+        documents = rows[codec.DOCUMENT].to_pylist()
+        decode = codec.decode_metadata
+        return [Record(id=ids[i], vector=matrix[i], metadata=decode(texts[i]),
+                       document=documents[i]) for i in range(len(ids))]
 
     def delete(self, index: IndexSpec, namespace: str, ids: Sequence[str] | None,
                filter: Filter | None) -> None:
