@@ -413,3 +413,20 @@ def test_vectors_go_as_base64_of_little_endian_float32(bits: list[int], form: st
     encoded = encoded_vector(given_array)
     assert encoded == base64.b64encode(values.astype("<f4").tobytes()).decode("ascii")
     assert decode_vector(encoded).tobytes() == values.astype("<f4").tobytes()
+
+
+def test_a_scan_reads_each_page_with_one_query(server: EmulatorServer, index: Index) -> None:
+    """The adapter scans natively: a page of whole records is one query of the ids after
+    the cursor (through the facade's id listing it was a query for the ids and one more
+    to fetch each 1,000 of them). Counted by the emulator."""
+    records = [{"id": f"r{i:04d}", "vector": [1.0, i / 250], "metadata": {"n": i}}
+               for i in range(250)]
+    index.upsert(records)
+    index.count()  # the write settled and the namespace's schema known before counting
+    before = server.requests_served
+    pages = list(index.scan(page_size=100))
+    assert server.requests_served - before == len(pages) == 3
+    got = [r for page in pages for r in page.records]
+    assert [r.id for r in got] == [r["id"] for r in records]
+    assert got[7].metadata == {"n": 7}
+    assert [float(x) for x in got[7].vector] == pytest.approx([1.0, 7 / 250], rel=1e-6)

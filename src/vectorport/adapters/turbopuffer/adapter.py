@@ -68,6 +68,7 @@ from vectorport.adapterkit import (
     Memo,
     QueryRequest,
     Record,
+    RecordPage,
     RecordPatch,
     RetryPolicy,
     UnsupportedFeatureError,
@@ -610,6 +611,41 @@ class TurbopufferAdapter:
         self._learn(native, list(schema))
         return bool(result.rows_patched)
 
+    def _rows_by_id(self, operation: str, native: str, compiled: Compiled,
+                    bounds: list[Compiled], top_k: int, **attributes: Any
+                    ) -> list[codec.DecodedRow]:
+        """The first ``top_k`` rows in id order that match ``compiled`` and ``bounds``
+        (none where the two contradict), with the attributes ``attributes`` asks for (the
+        query's ``include_attributes`` and ``vector_encoding``)."""
+        filters = conjunction([compiled, *bounds])
+        if filters is False:
+            return []
+        kwargs: dict[str, Any] = {} if filters is True else {"filters": filters}
+        result = self._call(operation, lambda: self._ns(native).query(
+            rank_by=[ID_ATTRIBUTE, "asc"], top_k=top_k, **attributes, **kwargs))
+        return [codec.DecodedRow(codec.row_attributes(r)) for r in result.rows or []]
+
+    def scan(self, index: IndexSpec, namespace: str, *, filter: Filter | None,
+             page_size: int, cursor: str | None) -> RecordPage:
+        """One page of whole records in id order, by one query: the records whose id
+        follows ``cursor`` (the last id of the page before), every attribute, vectors in
+        base64, the filter in the same query. Through the facade's id listing a page was a
+        query for its ids and one more per :data:`ID_CHUNK` of them, to fetch them."""
+        self._specs.check(index)
+        native = self._native(index, namespace)
+        size = min(page_size, MAX_LIMIT - 1)
+        bounds: list[Compiled] = [] if cursor is None else [[ID_ATTRIBUTE, "Gt", cursor]]
+
+        def run(compiled: Compiled) -> RecordPage:
+            rows = self._rows_by_id("scan", native, compiled, bounds, size + 1,
+                                    include_attributes=True, vector_encoding="base64")
+            records = tuple(row.record(index.dimension) for row in rows[:size])
+            if any(len(r.vector) != index.dimension for r in records):
+                self._specs.check_stored(index)  # replaced elsewhere: stale
+            return RecordPage(records, records[-1].id if len(rows) > size else None)
+
+        return self._filtered("scan", native, filter, run, RecordPage((), None))
+
     def list_ids(
         self,
         index: IndexSpec,
@@ -633,17 +669,10 @@ class TurbopufferAdapter:
                 bounds.append([ID_ATTRIBUTE, "Lt", upper])
 
         def run(compiled: Compiled) -> IdPage:
-            filters = conjunction([compiled, *bounds])
-            if filters is False:
-                return IdPage((), None)
-            kwargs: dict[str, Any] = {} if filters is True else {"filters": filters}
-            result = self._call("list_ids", lambda: self._ns(native).query(
-                rank_by=[ID_ATTRIBUTE, "asc"], top_k=page_size + 1,
-                include_attributes=[ID_ATTRIBUTE], **kwargs,
-            ))
-            ids = [codec.DecodedRow(codec.row_attributes(r)).id for r in result.rows or []]
-            page = tuple(ids[:page_size])
-            return IdPage(page, page[-1] if len(ids) > page_size else None)
+            rows = self._rows_by_id("list_ids", native, compiled, bounds, page_size + 1,
+                                    include_attributes=[ID_ATTRIBUTE])
+            page = tuple(row.id for row in rows[:page_size])
+            return IdPage(page, page[-1] if len(rows) > page_size else None)
 
         return self._filtered("list_ids", native, filter, run, IdPage((), None))
 
