@@ -177,6 +177,43 @@ def test_optimize_seals_an_index_and_its_answers_stay_the_references(
         store.delete_index(name)
 
 
+def test_a_scan_seals_once_and_reads_each_page_with_one_query(
+        store: vectorport.Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter scans natively: a page of whole records is one query of the keys
+    after the cursor (through the facade's id listing it was a query for the keys and
+    one more per 1,000 of them). On milvus-lite, whose queries read unsealed rows one by
+    one, the first page seals the index first, once. The client's ``query`` and
+    ``flush`` are passed through, counted."""
+    name = next(_names)
+    index = store.create_index(name, 4, "cosine")
+    try:
+        rows = [{"id": f"r{i:04d}", "vector": [1.0, i / 1200, 0.5, -1.0],
+                 "metadata": {"n": i}} for i in range(1_200)]
+        index.upsert(rows)
+        client = store.adapter._client  # type: ignore[attr-defined]
+        calls: list[str] = []
+        for method in ("query", "flush"):
+            original = getattr(client, method)
+
+            def counting(*args: Any, _method: str = method, _original: Any = original,
+                         **kwargs: Any) -> Any:
+                calls.append(_method)
+                return _original(*args, **kwargs)
+
+            monkeypatch.setattr(client, method, counting)
+        pages = list(index.scan(page_size=500))
+        engine = store.adapter._engine  # type: ignore[attr-defined]
+        sealing = [] if getattr(engine, "seals_on_its_own", False) else ["flush"]
+        keys_first = engine.fetch_keys_first
+        assert calls == sealing + ["query"] * len(pages) * (2 if keys_first else 1)
+        assert len(pages) == 3
+        got = [r for page in pages for r in page.records]
+        assert [r.id for r in got] == [r["id"] for r in rows]
+        assert got[7].metadata == {"n": 7}
+    finally:
+        store.delete_index(name)
+
+
 @pytest.mark.parametrize(("kwargs", "error"), [
     ({"index_type": "hnsw", "index_params": {"lists": 4}}, ValidationError),
     ({"index_type": "flat", "index_params": {"m": 4}}, ValidationError),

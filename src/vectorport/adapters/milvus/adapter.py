@@ -52,6 +52,7 @@ from vectorport.adapterkit import (
     Match,
     QueryRequest,
     Record,
+    RecordPage,
     Secret,
     VectorportError,
     batches,
@@ -512,12 +513,52 @@ class MilvusAdapter:
         with self._specs.replaced_on_failure(index):
             return self._fetch(index, namespace, ids)
 
-    def _fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+    def _record_fields(self, index: IndexSpec) -> list[str]:
+        """The fields a whole record of ``index`` is read from."""
         fields = [layout.PK, layout.VECTOR, layout.META, layout.DOCUMENT]
         if has_aux(index, self._bounds_in_meta(index)):
             fields.append(layout.AUX)
         if index.sparse:
             fields += [layout.SPARSE, layout.SPARSE_NEGATIVE]
+        return fields
+
+    def _record(self, index: IndexSpec, row: Row) -> Record:
+        """The record a row of :meth:`_record_fields` holds."""
+        return Record(
+            id=self._id_of(row),
+            vector=read_only_float32(row[layout.VECTOR]),
+            metadata=self._metadata_of(row),
+            sparse=sparse_of(row) if index.sparse else None,
+            document=self._document_of(row),
+        )
+
+    def scan(self, index: IndexSpec, namespace: str, *, filter: Filter | None,
+             page_size: int, cursor: str | None) -> RecordPage:
+        """One page of whole records in key order, by one query: the records whose key
+        follows ``cursor``'s (the last id of the page before), the filter in the same
+        expression. Through the facade's id listing a page was a query for its keys and
+        one more per 1,000 of them, to fetch them; on milvus-lite each query of a page
+        costs about as much with the rows' vectors as without them.
+
+        On milvus-lite the first page seals the rows written since the last seal first
+        (what :meth:`optimize` does), as a server does on its own: a query over unsealed
+        rows reads them one by one, so a scan of 10,000 × 384 rows written and not yet
+        sealed took 7.7 s in 20 pages, each query about 0.35 s, against 0.02 to 0.04 s
+        a query once sealed. Sealing changes no answer."""
+        self._check(index)
+        if cursor is None and not self._engine.seals_on_its_own:
+            self._call("scan", index.name, self._client.flush)
+        bounds = [] if cursor is None else [
+            f"{layout.PK} > {quote_string(self._pk(namespace, cursor))}"]
+        size = min(page_size, MILVUS_MAX_TOP_K - 1)
+        with self._specs.replaced_on_failure(index):
+            rows = self._ordered(index, self._scoped(index, namespace, filter, *bounds),
+                                 self._record_fields(index), size + 1)
+            records = tuple(self._record(index, row) for row in rows[:size])
+        return RecordPage(records, records[-1].id if len(rows) > size else None)
+
+    def _fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
+        fields = self._record_fields(index)
         out: list[Record] = []
         for chunk in batches([self._pk(namespace, i) for i in unique(ids)], _PK_CHUNK):
             if self._engine.fetch_keys_first:
@@ -531,14 +572,7 @@ class MilvusAdapter:
             rows = self._call("query", index.name, self._client.query,
                               filter=pk_in(chunk), output_fields=fields,
                               consistency_level="Strong")
-            for row in rows:
-                out.append(Record(
-                    id=self._id_of(row),
-                    vector=read_only_float32(row[layout.VECTOR]),
-                    metadata=self._metadata_of(row),
-                    sparse=sparse_of(row) if index.sparse else None,
-                    document=self._document_of(row),
-                ))
+            out.extend(self._record(index, row) for row in rows)
         return out
 
     def delete(
