@@ -182,8 +182,9 @@ def test_a_scan_seals_once_and_reads_each_page_with_one_query(
     """The adapter scans natively: a page of whole records is one query of the keys
     after the cursor (through the facade's id listing it was a query for the keys and
     one more per 1,000 of them). On milvus-lite, whose queries read unsealed rows one by
-    one, the first page seals the index first, once. The client's ``query`` and
-    ``flush`` are passed through, counted."""
+    one, a scan of more than one page seals the index once, after its first page; a
+    scan of one page does not. The client's ``query`` and ``flush`` are passed through,
+    counted."""
     name = next(_names)
     index = store.create_index(name, 4, "cosine")
     try:
@@ -204,9 +205,12 @@ def test_a_scan_seals_once_and_reads_each_page_with_one_query(
         pages = list(index.scan(page_size=500))
         engine = store.adapter._engine  # type: ignore[attr-defined]
         sealing = [] if getattr(engine, "seals_on_its_own", False) else ["flush"]
-        keys_first = engine.fetch_keys_first
-        assert calls == sealing + ["query"] * len(pages) * (2 if keys_first else 1)
+        per_page = ["query", "query"] if engine.fetch_keys_first else ["query"]
         assert len(pages) == 3
+        assert calls == per_page + sealing + per_page * 2
+        calls.clear()
+        assert len(list(index.scan(page_size=1_000, filter={"n": {"$lt": 10}}))) == 1
+        assert "flush" not in calls
         got = [r for page in pages for r in page.records]
         assert [r.id for r in got] == [r["id"] for r in rows]
         assert got[7].metadata == {"n": 7}
