@@ -40,11 +40,10 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        # identity, not equality: 0 and 0.0 are defaults worth showing; a flag (no
-        # argument) has only the value of its absence, which "(default: True)" after
-        # "--no-verify" would misstate
-        if (default is None or default is False or default is argparse.SUPPRESS
-                or action.nargs == 0 or default == [] or "default" in text):
+        # a flag (no argument: --quiet, --no-verify) has only the value of its absence,
+        # which "(default: True)" after "--no-verify" would misstate
+        if (default is None or default is argparse.SUPPRESS or action.nargs == 0
+                or default == [] or "default" in text):
             return text
         return super()._get_help_string(action) or text
 

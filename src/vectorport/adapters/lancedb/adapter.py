@@ -439,14 +439,22 @@ class LanceDBAdapter:
         ``IN`` list of 2,000: two searches a page, and every vector made a list of Python
         floats on the way (58 µs a record over 40,000 records)."""
         self._handles.check(index)
-        extra = [] if cursor is None else [f"{codec.ID} > {quote_string(cursor)}"]
-        where = scoped(namespace, filter, *extra)
-        with self._translated("scan", index.name):
-            rows = self._rows(self._table(index.name), where, _RECORD_COLUMNS, page_size + 1,
+        rows, more = self._page_by_id("scan", index, namespace, filter, cursor,
+                                      _RECORD_COLUMNS, page_size)
+        records = self._records(index, rows)
+        return RecordPage(tuple(records), records[-1].id if more else None)
+
+    def _page_by_id(self, operation: str, index: IndexSpec, namespace: str,
+                    filter: Filter | None, cursor: str | None, columns: list[str],
+                    limit: int, *extra: str) -> tuple[pa.Table, bool]:
+        """Up to ``limit`` rows of ``columns`` in id order after ``cursor`` (and matching
+        the ``extra`` conditions), and whether more follow."""
+        after = [] if cursor is None else [f"{codec.ID} > {quote_string(cursor)}"]
+        where = scoped(namespace, filter, *after, *extra)
+        with self._translated(operation, index.name):
+            rows = self._rows(self._table(index.name), where, columns, limit + 1,
                               order_by_id=True)
-        more = rows.num_rows > page_size
-        records = self._records(index, rows.slice(0, page_size))
-        return RecordPage(tuple(records), records[-1].id if more and records else None)
+        return rows.slice(0, limit), rows.num_rows > limit
 
     def _records(self, index: IndexSpec, rows: pa.Table) -> list[Record]:
         """The records of rows of :data:`_RECORD_COLUMNS`, decoded a column at a time
@@ -498,19 +506,11 @@ class LanceDBAdapter:
                  filter: Filter | None, limit: int, cursor: str | None) -> IdPage:
         """Ids in ascending (code point) order; the cursor is the last id returned."""
         self._handles.check(index)
-        extra = []
-        if prefix:
-            extra.append(f"starts_with({codec.ID}, {quote_string(prefix)})")
-        if cursor is not None:
-            extra.append(f"{codec.ID} > {quote_string(cursor)}")
-        where = scoped(namespace, filter, *extra)
-        with self._translated("list_ids", index.name):
-            rows = self._rows(self._table(index.name), where, [codec.ID], limit + 1,
-                              order_by_id=True)
+        extra = [f"starts_with({codec.ID}, {quote_string(prefix)})"] if prefix else []
+        rows, more = self._page_by_id("list_ids", index, namespace, filter, cursor,
+                                      [codec.ID], limit, *extra)
         ids = [str(v) for v in rows[codec.ID].to_pylist()]
-        more = len(ids) > limit
-        ids = ids[:limit]
-        return IdPage(tuple(ids), ids[-1] if more and ids else None)
+        return IdPage(tuple(ids), ids[-1] if more else None)
 
     def defer_upkeep(self, name: str) -> None:
         """Put off training the ANN index of index ``name`` (``ivf``/``hnsw``) until

@@ -548,17 +548,29 @@ class MilvusAdapter:
         query). A scan of one page (a bridge's filter over a few records, say) is not
         worth a seal, and does none. Sealing changes no answer."""
         self._check(index)
-        bounds = [] if cursor is None else [
-            f"{layout.PK} > {quote_string(self._pk(namespace, cursor))}"]
-        size = min(page_size, MILVUS_MAX_TOP_K - 1)
         with self._specs.replaced_on_failure(index):
-            rows = self._ordered(index, self._scoped(index, namespace, filter, *bounds),
-                                 self._record_fields(index), size + 1)
-            records = tuple(self._record(index, row) for row in rows[:size])
-        more = len(rows) > size
+            rows, more = self._page_by_key(index, namespace, filter, cursor,
+                                           self._record_fields(index), page_size)
+            records = tuple(self._record(index, row) for row in rows)
         if more and cursor is None and not self._engine.seals_on_its_own:
-            self._call("scan", index.name, self._client.flush)
+            self._seal("scan", index.name)
         return RecordPage(records, records[-1].id if more else None)
+
+    def _page_by_key(self, index: IndexSpec, namespace: str, filter: Filter | None,
+                     cursor: str | None, fields: list[str], limit: int, *bounds: str
+                     ) -> tuple[list[Row], bool]:
+        """Up to ``limit`` rows of ``fields`` in key order after ``cursor``'s key (and
+        within ``bounds``), and whether more follow."""
+        after = [] if cursor is None else [
+            f"{layout.PK} > {quote_string(self._pk(namespace, cursor))}"]
+        size = min(limit, MILVUS_MAX_TOP_K - 1)
+        rows = self._ordered(index, self._scoped(index, namespace, filter, *after, *bounds),
+                             fields, size + 1)
+        return rows[:size], len(rows) > size
+
+    def _seal(self, operation: str, name: str) -> None:
+        """Milvus' ``flush`` of collection ``name``: its growing segment sealed."""
+        self._call(operation, name, self._client.flush)
 
     def _fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         fields = self._record_fields(index)
@@ -648,20 +660,16 @@ class MilvusAdapter:
     ) -> IdPage:
         self._check(index)
         bounds: list[str] = []
-        if cursor is not None:
-            bounds.append(f"{layout.PK} > {quote_string(self._pk(namespace, cursor))}")
         if prefix:
             low = self._pk(namespace, prefix)
             bounds.append(f"{layout.PK} >= {quote_string(low)}")
             high = prefix_upper_bound(low)
             if high is not None:
                 bounds.append(f"{layout.PK} < {quote_string(high)}")
-        page_size = min(limit, MILVUS_MAX_TOP_K - 1)
-        rows = self._ordered(index, self._scoped(index, namespace, filter, *bounds), [layout.PK],
-                             page_size + 1)
-        ids = [self._id_of(r) for r in rows]
-        page = tuple(ids[:page_size])
-        return IdPage(page, page[-1] if len(ids) > page_size else None)
+        rows, more = self._page_by_key(index, namespace, filter, cursor, [layout.PK], limit,
+                                       *bounds)
+        page = tuple(self._id_of(r) for r in rows)
+        return IdPage(page, page[-1] if more else None)
 
     def optimize(self, name: str) -> None:
         """Seal the rows of index ``name`` written since its last seal (Milvus' ``flush``;
@@ -675,7 +683,7 @@ class MilvusAdapter:
         time; there this seals now. Answers are the same before and after."""
         validation.index_name(name)  # called directly, not through the facade
         self._stored_spec(name)  # IndexNotFoundError for what is no index here
-        self._call("optimize", name, self._client.flush)
+        self._seal("optimize", name)
 
     def close(self) -> None:
         with translated("close"):
