@@ -23,6 +23,7 @@ from vectorport.adapterkit import (
     RetryPolicy,
     TransientBackendError,
     ValidationError,
+    at_or_above_cut,
     batches,
     complete_at_cut,
     fetch_many_until_settled,
@@ -67,6 +68,26 @@ def test_candidates_hold_the_contract_top_k_under_ties(seed: int) -> None:
     # the facade orders and cuts: what it would return is the contract's answer
     assert sorted(found, key=lambda i: (-scores[i], i))[:top_k] == _contract_top(scores, top_k)
     assert calls[0] == top_k + 1
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_only_what_can_make_the_cut_is_kept(seed: int) -> None:
+    rng = random.Random(seed)
+    scores = {f"r{i:03d}": rng.choice([0.1, 0.2, 0.5, 0.5, 0.7, 0.9]) for i in range(40)}
+    top_k = rng.randint(1, 12)
+    search, _ = _engine(scores, seed)
+    found = fetch_until_settled(search, scores.__getitem__, top_k, cap=40)
+    kept = at_or_above_cut(found, top_k, scores.__getitem__)
+    assert _contract_top({i: scores[i] for i in kept}, top_k) == _contract_top(scores, top_k)
+    cut = sorted(scores.values(), reverse=True)[top_k - 1]
+    assert set(kept) == {i for i in found if scores[i] >= cut}  # ties with the cut stay
+
+
+def test_the_cut_keeps_short_answers_and_unordered_scores() -> None:
+    assert at_or_above_cut(["a"], 3, {"a": 0.1}.__getitem__) == ["a"]
+    assert at_or_above_cut(["a", "b"], 0, {"a": 0.1, "b": 0.2}.__getitem__) == []
+    nan = {"a": float("nan"), "b": 0.5, "c": 0.4}
+    assert at_or_above_cut(["a", "b", "c"], 2, nan.__getitem__) == ["a", "b", "c"]
 
 
 def test_no_tie_means_one_search() -> None:

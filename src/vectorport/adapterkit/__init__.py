@@ -8,7 +8,8 @@ never reach into ``vectorport.core``, whose layout may change.
 The helpers each solve one sub-problem that every adapter meets, once:
 
 - :mod:`.ranking`: candidates complete under ties at the ``top_k`` cut, widening the
-  engine search until settled (:func:`fetch_until_settled`), or, for adapters that
+  engine search until settled (:func:`fetch_until_settled`) and decoding only what can
+  make the cut (:func:`at_or_above_cut`), or, for adapters that
   rescore exactly (:func:`exact_scores`), over one or more ranked lists until a proven
   bound is beaten (:func:`threshold_top_k`, e.g. "sum" hybrid scoring);
 - :mod:`.batching`: requests cut by count and by cost (:func:`batches`), repeated ids
@@ -42,6 +43,7 @@ from vectorport.adapterkit.handles import Handles, same_index, stale_error
 from vectorport.adapterkit.options import Option, OptionSpec, matching, positive, within
 from vectorport.adapterkit.ranking import (
     RankedList,
+    at_or_above_cut,
     complete_at_cut,
     contract_order,
     exact_scores,
@@ -198,6 +200,7 @@ __all__ = [
     "UpkeepDeferringAdapter",
     "ValidationError",
     "VectorportError",
+    "at_or_above_cut",
     "batches",
     "check_deadline",
     "check_exact_number",

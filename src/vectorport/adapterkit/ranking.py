@@ -68,6 +68,20 @@ def first_ask(top_k: int, cap: int) -> int:
     return min(top_k + 1, cap)
 
 
+def at_or_above_cut(candidates: list[T], top_k: int, score: Callable[[T], float]) -> list[T]:
+    """``candidates`` less those scoring below the ``top_k``-th best, which the facade's
+    cut drops anyway; ties with it stay (the facade orders them by id). An adapter
+    decodes only these: the candidate past ``top_k`` asked to see a tie is rarely kept,
+    and a search widened by a long tie returns many more. ``not <`` keeps NaN scores,
+    and keeps everything when the cut is NaN: the facade decides those."""
+    if len(candidates) <= top_k:
+        return candidates
+    if top_k <= 0:
+        return []
+    cut = heapq.nlargest(top_k, map(score, candidates))[-1]
+    return [c for c in candidates if not score(c) < cut]
+
+
 def fetch_many_until_settled(
     count: int,
     search: Callable[[Sequence[int], int], Sequence[Sequence[T]]],
@@ -294,6 +308,7 @@ def scan_top_k(items: Iterable[T], total: Callable[[T], float], ident: Callable[
 __all__ = [
     "RELATIVE_EPS",
     "RankedList",
+    "at_or_above_cut",
     "complete_at_cut",
     "contract_order",
     "einsum",

@@ -107,6 +107,26 @@ def test_edge_numbers_keep_their_kind(layout: int) -> None:
     assert same_kinds(got, meta)
 
 
+def test_subclasses_of_the_json_types_read_as_their_values() -> None:
+    """Another JSON reader may hand back subclasses of str, int or list: they take the
+    general path and read as the exact types do; what metadata cannot hold is left out."""
+
+    class Text(str):
+        pass
+
+    class Whole(int):
+        pass
+
+    class Items(list):  # type: ignore[type-arg]
+        pass
+
+    raw = {"a": Text("x"), "n": Whole(3), "t": Items(["p", "q"]), "odd": None,
+           "vp:num": ["n"]}
+    got, document = decode_metadata(raw, LAYOUT_MARKED)
+    assert got == {"a": "x", "n": 3, "t": ("p", "q")} and document is None
+    assert type(got["n"]) is int and type(got["t"]) is tuple
+
+
 def test_layout_2_marks_only_what_float64_loses() -> None:
     encoded = encode_metadata({"year": 2003, "bucket": 3, "rating": 0.5, "lang": "en"}, None,
                               LAYOUT_MARKED)

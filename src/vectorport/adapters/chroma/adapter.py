@@ -45,7 +45,6 @@ Documents are Chroma documents; the ``chroma`` query options (``where_document``
 from __future__ import annotations
 
 import contextlib
-import heapq
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -71,6 +70,7 @@ from vectorport.adapterkit import (
     Record,
     RecordPage,
     RecordPatch,
+    at_or_above_cut,
     batches,
     fetch_many_until_settled,
 )
@@ -535,22 +535,12 @@ class ChromaAdapter:
                                            cap=NO_CAP, min_score=request.min_score)
         # Only rows that can make the cut become matches: the extra row asked to see a
         # tie (top_k + 1) is not decoded when it scores below the top_k-th.
-        return [matches_of(_at_or_above_cut(hits, request.top_k), request.include)
+        return [matches_of(at_or_above_cut(hits, request.top_k, _score), request.include)
                 for hits in answers]
 
 
 def _score(hit: Hit) -> float:
     return hit[0]
-
-
-def _at_or_above_cut(hits: list[Hit], top_k: int) -> list[Hit]:
-    """``hits`` less those scoring below the ``top_k``-th best, which the facade's cut
-    would drop anyway (ties with it stay: the facade orders them by id). ``not <``
-    keeps NaN scores and keeps everything if the cut is NaN: the facade decides those."""
-    if len(hits) <= top_k:
-        return hits
-    cut = heapq.nlargest(top_k, (h[0] for h in hits))[-1]
-    return [h for h in hits if not h[0] < cut]
 
 
 def _for_records(compiled: CompiledFilter, filter: Filter | None,

@@ -55,6 +55,7 @@ from vectorport.adapterkit import (
     QueryRequest,
     Record,
     UnsupportedFeatureError,
+    at_or_above_cut,
     batches,
     fetch_until_settled,
     unique,
@@ -442,9 +443,13 @@ class PineconeAdapter:
         def search(depth: int) -> list[Any]:
             return first.pop(depth) if depth in first else list(ask_for(depth).matches)
 
-        found = fetch_until_settled(search, lambda m: score(index.metric, m.score),
-                                    request.top_k, cap=MAX_TOP_K, min_score=request.min_score)
-        return [match_of(m, index.metric, include, handle.layout) for m in found]
+        def scored(match: Any) -> float:
+            return score(index.metric, match.score)
+
+        found = fetch_until_settled(search, scored, request.top_k, cap=MAX_TOP_K,
+                                    min_score=request.min_score)
+        return [match_of(m, index.metric, include, handle.layout)
+                for m in at_or_above_cut(found, request.top_k, scored)]
 
     def explain_query(self, index: IndexSpec, request: QueryRequest) -> Explanation:
         self._specs.check(index)

@@ -47,7 +47,7 @@ import contextlib
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -73,6 +73,7 @@ from vectorport.adapterkit import (
     RetryPolicy,
     UnsupportedFeatureError,
     ValidationError,
+    at_or_above_cut,
     batches,
     fetch_until_settled,
     fields_used,
@@ -483,26 +484,27 @@ class TurbopufferAdapter:
                 kwargs: dict[str, Any]) -> list[Match]:
         kind: Distance = "cosine_distance" if index.metric == "cosine" else "l2_squared"
 
-        def search(limit: int) -> list[codec.DecodedRow]:
+        def search(limit: int) -> list[dict[str, Any]]:
             rows = self._call("query", lambda: self._ns(native).query_rows(top_k=limit, **kwargs))
-            return [codec.DecodedRow(row) for row in rows if isinstance(row, dict)]
+            return [row for row in rows if isinstance(row, dict)]
 
-        def score(row: codec.DecodedRow) -> float:
-            return score_from_distance(kind, float(row.distance or 0.0))
+        def score(row: Mapping[str, Any]) -> float:
+            return score_from_distance(kind, float(row.get("$dist") or 0.0))
 
-        rows = fetch_until_settled(search, score, request.top_k, cap=MAX_LIMIT,
-                                   min_score=request.min_score)
+        found = fetch_until_settled(search, score, request.top_k, cap=MAX_LIMIT,
+                                    min_score=request.min_score)
         include = request.include
-        return [
-            Match(
+        matches = []
+        for raw in at_or_above_cut(found, request.top_k, score):  # decoded only these
+            row = codec.DecodedRow(raw)
+            matches.append(Match(
                 id=row.id,
-                score=score(row),
+                score=score(raw),
                 metadata=row.metadata if include.metadata else None,
                 vector=row.vector if include.vectors else None,
                 document=row.document if include.documents else None,
-            )
-            for row in rows
-        ]
+            ))
+        return matches
 
     def fetch(self, index: IndexSpec, namespace: str, ids: Sequence[str]) -> list[Record]:
         self._specs.check(index)
