@@ -554,6 +554,24 @@ def test_edge_optimizers_wait_for_a_write_whose_deadline_leaves_them_time(
         assert index.count() == 520
 
 
+def test_edge_optimizer_runs_leave_no_replaced_segment_behind(tmp_path: Path) -> None:
+    """An Edge shard keeps every segment an optimizer run replaced (on disk, and mapped
+    into the process) until it is flushed, and flushes only when asked: without a flush
+    after each run, a load left one more merged segment per run, growing with the
+    square of the points. After each run the folders on disk are the live segments."""
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e?optimize_every=500") as store:
+        index = _edge_hnsw_index(store, "flushed_idx")
+        engine = _adapter(store).engine
+        assert isinstance(engine, EdgeEngine)
+        shard = engine._entry("flushed_idx").shard
+        segments = next(tmp_path.glob("e/**/segments"))
+        for start in range(0, 2_000, 500):  # four runs of the optimizers
+            index.upsert(_rows(500, start=start))
+            on_disk = sorted(p.name for p in segments.iterdir() if p.is_dir())
+            assert len(on_disk) == int(shard.info().segments_count), on_disk
+        assert engine.indexed_vectors("flushed_idx") == 2_000 and index.count() == 2_000
+
+
 def test_a_copy_into_edge_ends_by_running_the_optimizers(tmp_path: Path) -> None:
     """``copy_index`` optimizes its destination once the records are in
     (:class:`vectorport.OptimizingAdapter`): the 300 points copied, far below

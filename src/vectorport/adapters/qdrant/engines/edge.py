@@ -424,8 +424,15 @@ class EdgeEngine:
 
     @staticmethod
     def _run_optimizers(entry: _Open) -> None:
+        """Optimize, then flush. An Edge shard flushes only when asked (no timer, unlike
+        a server), and until a flush it keeps every segment an optimizer run replaced,
+        on disk and mapped, and its whole write-ahead log: loading 50,000 points × 384
+        left 1,177 MB on disk and a resident set of 1,414 MB (RssFile 1,180 MB), growing
+        with the square of the points loaded (each run leaves the merged segment it
+        replaced); flushed after each run, 275 MB and 323 MB, for 0.07-0.13 s a flush."""
         started = time.monotonic()
         entry.shard.optimize()
+        entry.shard.flush()
         if entry.written > 0:
             entry.seconds_per_point = max(entry.seconds_per_point,
                                           (time.monotonic() - started) / entry.written)
