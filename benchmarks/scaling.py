@@ -19,9 +19,10 @@ resident set is that work's alone:
 
 Backends: **local** (``memory://``, exact search) and **pgvector** (``index_type="flat"``:
 an exact scan; an HNSW build over 1M rows would take most of the time budget) at every
-size; **lancedb** (``lancedb:///folder``, exact search) up to 100k rows (50k with
-``--quick``), the largest the time budget allows. For pgvector the resident set is the
-client's only: the rows live in the PostgreSQL server.
+size; **lancedb** (``lancedb:///folder``, exact search) and **qdrant-edge**
+(``qdrant+edge:///folder``, Qdrant's HNSW segments, its optimizers run every 10,000
+points) up to 100k rows (50k with ``--quick``), the largest the time budget allows. For
+pgvector the resident set is the client's only: the rows live in the PostgreSQL server.
 
 Figures, each a ratio in this run: the local store's resident set at the largest size
 against the raw bytes of its float32 matrix (target ≤ 1.3×); per backend, the exponent
@@ -50,8 +51,9 @@ from benchmarks.servers import SERVERS
 SECTION = "scaling"
 SCHEMA = "bench_scaling"
 FULL = {"local": (10_000, 100_000, 1_000_000), "pgvector": (10_000, 100_000, 1_000_000),
-        "lancedb": (10_000, 100_000)}
-QUICK = {"local": (10_000, 50_000), "pgvector": (10_000, 50_000), "lancedb": (10_000, 50_000)}
+        "lancedb": (10_000, 100_000), "qdrant-edge": (10_000, 100_000)}
+QUICK = {"local": (10_000, 50_000), "pgvector": (10_000, 50_000), "lancedb": (10_000, 50_000),
+         "qdrant-edge": (10_000, 50_000)}
 BATCH = 5_000
 QUERIES = 50
 PGVECTOR_QUERIES_AT_1M = 15
@@ -193,6 +195,8 @@ def _url(backend: str, folder: Path) -> str:
         return "memory://"
     if backend == "pgvector":
         return f"{SERVERS.postgres()}&schema={SCHEMA}"
+    if backend == "qdrant-edge":
+        return f"qdrant+edge://{folder}"
     return f"lancedb://{folder}"
 
 

@@ -8,6 +8,7 @@ figures it promises with finite positive values, and leave no note saying it sto
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Iterator
 
@@ -87,12 +88,17 @@ def test_scaling_section() -> None:
     from benchmarks import scaling
 
     report = Report()
-    scaling.measure(report, {"local": (1000, 2000)}, queries=3, draw=False)
+    plan = {"local": (1000, 2000)}
+    if importlib.util.find_spec("qdrant_edge") is not None:
+        plan["qdrant-edge"] = (500, 1000)
+    scaling.measure(report, plan, queries=3, draw=False)
     names = _figures(report, scaling.SECTION)
     _no_failure(report)
     assert any("query p50 growth exponent" in n for n in names)
     assert any("resident set kept" in n for n in names)
-    assert report.sections["How cost grows (scaling)"][2].startswith("| local | 1,000 |")
+    table = report.sections["How cost grows (scaling)"]
+    assert table[2].startswith("| local | 1,000 |")
+    assert len(table) == 2 + sum(len(sizes) for sizes in plan.values())
 
 
 def test_overhead_upsert_sends_the_adapters_own_rows_on_chroma() -> None:

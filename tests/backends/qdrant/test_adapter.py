@@ -572,6 +572,29 @@ def test_edge_optimizer_runs_leave_no_replaced_segment_behind(tmp_path: Path) ->
         assert engine.indexed_vectors("flushed_idx") == 2_000 and index.count() == 2_000
 
 
+def test_edge_optimizer_runs_index_new_points_in_segments_of_their_own(
+        tmp_path: Path) -> None:
+    """Qdrant's default keeps a shard in one segment per CPU, so every run merged its
+    new points into the large segment and built its graph again (a load growing with
+    the square of its points). The adapter's shards keep up to eight: four runs leave
+    the points of each in a segment of its own (plus the one taking writes), and a
+    search reads them all."""
+    with vectorport.connect(f"qdrant+edge://{tmp_path}/e?optimize_every=500") as store:
+        index = _edge_hnsw_index(store, "segments_idx")
+        engine = _adapter(store).engine
+        assert isinstance(engine, EdgeEngine)
+        written: list[dict[str, object]] = []
+        for start in range(0, 2_000, 500):
+            written += _rows(500, start=start)
+            index.upsert(written[-500:])
+        assert int(engine._entry("segments_idx").shard.info().segments_count) == 5
+        records = canonical_records(written, 16)
+        for query in (written[7]["vector"], written[1_907]["vector"]):
+            want = [e.id for e in reference_query(records, "cosine", vector=query, top_k=10)]
+            got = index.query(query, top_k=10, backend_options={"qdrant": {"exact": True}})
+            assert [m.id for m in got] == want
+
+
 def test_a_copy_into_edge_ends_by_running_the_optimizers(tmp_path: Path) -> None:
     """``copy_index`` optimizes its destination once the records are in
     (:class:`vectorport.OptimizingAdapter`): the 300 points copied, far below

@@ -79,6 +79,15 @@ _TIMED_POINTS = 10_000
 """Index builds over fewer points are not timed (see ``_build_indexes``)."""
 ESTIMATE_MARGIN = 1.25
 """A run goes ahead when this many times its estimate fits in the call's time left."""
+SEGMENTS = 8
+"""The segments Qdrant's optimizers keep a shard in. Qdrant's default (one per CPU, 2
+here) merged every run's new points into the shard's one large segment and built its
+HNSW graph again, so a run cost more the larger the shard and a load grew with the
+square of its points: runs of 10,000 points × 384 took 0.9 s at 10,000 points and 3.8
+s at 100,000, and the load of 100,000 took 26.5 s. With 8 the runs index the new points
+in segments of their own, merged only as their number passes 8: 0.7-0.9 s each up to
+100,000 points (10.8 s in all), 0.8-2.1 s up to 250,000; queries of the 100,000 (top
+10) took 2.04 against 1.87 ms at the median, recall@10 1.000 against 0.987."""
 SHARD_DIR = "shard"
 _DEFAULT_M = 16
 _DEFAULT_EF_CONSTRUCT = 100
@@ -539,10 +548,9 @@ class EdgeEngine:
                 shutil.rmtree(folder)  # a half-created or half-deleted index
             folder.mkdir(parents=True)
             try:
-                optimizers = None
-                if layout.indexing_threshold is not None:
-                    optimizers = qe.EdgeOptimizersConfig(
-                        indexing_threshold=layout.indexing_threshold)
+                optimizers = qe.EdgeOptimizersConfig(
+                    indexing_threshold=layout.indexing_threshold,
+                    default_segment_number=SEGMENTS)
                 shard = qe.EdgeShard.create(
                     str(folder / SHARD_DIR),
                     qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers))
