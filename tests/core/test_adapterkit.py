@@ -10,6 +10,7 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 
+import vectorport
 import vectorport.adapterkit as kit
 from vectorport.adapterkit import (
     ConfigError,
@@ -22,6 +23,7 @@ from vectorport.adapterkit import (
     OptionSpec,
     RetryPolicy,
     TransientBackendError,
+    UpkeepSchedule,
     ValidationError,
     at_or_above_cut,
     batches,
@@ -271,6 +273,26 @@ def test_contract_order_breaks_ties_by_id() -> None:
 
 
 # -- batching ---------------------------------------------------------------------------
+
+
+def test_an_upkeep_schedule_counts_estimates_and_keeps_the_slowest_rate() -> None:
+    schedule = UpkeepSchedule(0.001)
+    assert not schedule.count(400, 0) and schedule.written == 0  # 0: never due
+    assert not schedule.count(400, 1_000) and schedule.count(600, 1_000)
+    assert schedule.estimate == pytest.approx(1.0)
+    assert schedule.time_short() is None  # no deadline: it fits
+    with vectorport.deadline(0.5):
+        left = schedule.time_short()
+        assert left is not None and 0.0 <= left <= 0.5  # 1.25 s needed
+    with vectorport.deadline(5.0):
+        assert schedule.time_short() is None
+    assert schedule.defer() and not schedule.defer()  # said once
+    schedule.ran(3.0)  # 3 ms a unit: slower than the floor
+    assert schedule.written == 0 and not schedule.deferred
+    assert schedule.seconds_per_unit == pytest.approx(0.003)
+    schedule.count(100, 1_000)
+    schedule.ran(0.0)  # a quick run never lowers the estimate
+    assert schedule.seconds_per_unit == pytest.approx(0.003) and schedule.written == 0
 
 
 def test_batches_by_count_and_cost() -> None:

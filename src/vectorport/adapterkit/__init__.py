@@ -21,6 +21,9 @@ The helpers each solve one sub-problem that every adapter meets, once:
 - :mod:`.filters`: a memoising base for filter compilers (:class:`FilterCompiler`);
 - :mod:`.handles`: which ``Index`` handles still reach the index they were opened on
   (:class:`Handles`), so a handle kept across a delete raises ``IndexNotFoundError``;
+- :mod:`.upkeep`: upkeep an embedded engine runs only when asked (index new rows,
+  compact, vacuum), run by the writes that make it due when it fits in their deadline
+  (:class:`UpkeepSchedule`);
 - :mod:`.wire`: prefix ranges (:func:`prefix_upper_bound`), read-only float32
   vectors (:func:`read_only_float32`) and IndexSpecs as JSON (:func:`spec_to_json`).
 """
@@ -55,6 +58,7 @@ from vectorport.adapterkit.ranking import (
     scan_top_k,
     threshold_top_k,
 )
+from vectorport.adapterkit.upkeep import UpkeepSchedule, time_short
 from vectorport.adapterkit.wire import (
     prefix_upper_bound,
     read_only_float32,
@@ -198,6 +202,7 @@ __all__ = [
     "TransientBackendError",
     "UnsupportedFeatureError",
     "UpkeepDeferringAdapter",
+    "UpkeepSchedule",
     "ValidationError",
     "VectorportError",
     "at_or_above_cut",
@@ -234,6 +239,7 @@ __all__ = [
     "spec_to_json",
     "stale_error",
     "threshold_top_k",
+    "time_short",
     "to_nnf",
     "unique",
     "url_cost",

@@ -97,6 +97,8 @@ def test_bad_query_options_are_refused(store: vectorport.Store, section: dict[st
 @pytest.mark.parametrize(("index_type", "section"), [
     ("hnsw", {"ann_index": "IVF_PQ"}), ("ivf", {"ann_index": "IVF_HNSW_SQ"}),
     ("flat", {"ann_index": "IVF_FLAT"}), ("ivf", {"build_threshold": 0}), ("ivf", {"x": 1}),
+    ("ivf", {"optimize_every": -1}), ("auto", {"optimize_every": 1_000}),
+    ("flat", {"optimize_every": 0}),
 ])
 def test_bad_index_options_create_nothing(store: vectorport.Store, index_type: str,
                                           section: dict[str, Any]) -> None:
@@ -231,6 +233,61 @@ def test_optimize_folds_rows_written_after_the_ann_build_into_it(
         assert [(m.id, m.score) for m in got] == [(m.id, m.score) for m in want]
     with pytest.raises(IndexNotFoundError):
         store.adapter.optimize("vp_no_such_index")  # type: ignore[attr-defined]
+
+
+def _every_index(store: vectorport.Store, name: str, every: int) -> vectorport.Index:
+    return store.create_index(name, 16, "cosine", index_type="ivf", index_params={"lists": 4},
+                              backend_options={"lancedb": {"optimize_every": every}})
+
+
+def test_writes_fold_new_rows_into_the_ann_index_every_optimize_every_rows(
+        store: vectorport.Store, folder: Path) -> None:
+    """LanceDB leaves the rows written after its ANN index was trained outside it, and
+    searches them in full, until it is optimized: the write that brings the rows
+    written since to ``optimize_every`` runs it."""
+    index = _every_index(store, "vp_every", 1_000)
+    rows = _rows_of(2_000)
+    index.upsert(rows[:500])  # trains the index: every row is in it
+    assert _unindexed_rows(folder, "vp_every") == 0
+    for start in range(500, 1_400, 100):
+        index.upsert(rows[start:start + 100])
+    assert _unindexed_rows(folder, "vp_every") == 900  # not due yet
+    index.upsert(rows[1_400:1_500])  # the 1,000th row since the training
+    assert _unindexed_rows(folder, "vp_every") == 0
+    index.upsert(rows[1_500:2_000])
+    assert _unindexed_rows(folder, "vp_every") == 500  # counting again from the run
+    reference = vectorport.connect("memory://").create_index("vp_ref", 16, "cosine")
+    reference.upsert(rows)
+    for query in (rows[3]["vector"], rows[1_450]["vector"]):  # every list probed: exact
+        got = index.query(query, top_k=10, probes=4)
+        assert [(m.id, m.score) for m in got] == [
+            (m.id, m.score) for m in reference.query(query, top_k=10)]
+    never = _every_index(store, "vp_never", 0)
+    never.upsert(rows[:500])
+    never.upsert(rows[500:])
+    assert _unindexed_rows(folder, "vp_never") == 1_500  # 0: only store.adapter.optimize
+
+
+def test_a_due_optimize_waits_for_a_write_whose_deadline_leaves_it_time(
+        store: vectorport.Store, folder: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A run of LanceDB's optimize cannot be cut short, so the write that makes it due
+    runs it only when its estimate (50 µs a row written since, at least) fits in what
+    is left of the write's deadline; otherwise the write returns, says so once, and a
+    later write with time enough runs it."""
+    index = _every_index(store, "vp_waits", 20_000)
+    rows = _rows_of(21_000)
+    index.upsert(rows[:500])  # trains the index
+    with caplog.at_level("WARNING", logger="vectorport.lancedb"):
+        # 20,000 rows: an estimated 1 s, 1.25 s needed, more than the whole deadline
+        with vectorport.deadline(1.2):
+            index.upsert(rows[500:20_500])
+        with vectorport.deadline(1.2):
+            index.upsert(rows[20_500:20_600])
+    assert _unindexed_rows(folder, "vp_waits") == 20_100  # not run: no time for it
+    warnings = [r.getMessage() for r in caplog.records if r.name == "vectorport.lancedb"]
+    assert len(warnings) == 1 and "store.adapter.optimize('vp_waits')" in warnings[0]
+    index.upsert(rows[20_600:20_700])  # the store's default deadline: time enough
+    assert _unindexed_rows(folder, "vp_waits") == 0
 
 
 def test_a_copy_into_lancedb_ends_with_every_row_in_the_ann_index(

@@ -14,6 +14,11 @@ Per index (``IndexSpec.backend_options["lancedb"]``):
 ``build_threshold`` rows needed before the ANN index is trained (default 256: k-means
                    and PQ need data; below it, searches are exact scans).
 ``num_sub_vectors`` PQ sub-vectors, for the ``*_PQ`` index types.
+``optimize_every`` rows written (through one connection) between two runs of LanceDB's
+                   ``optimize`` on an ``ivf``/``hnsw`` index (default 10,000; ``0``:
+                   only when ``store.adapter.optimize`` is called): it folds the rows
+                   written since the ANN index was trained into it, which searches
+                   otherwise read in full.
 
 Other backends' sections are ignored; anything else in this one is a
 ``ValidationError``.
@@ -30,13 +35,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vectorport.adapterkit import Option, OptionSpec, ValidationError, positive
+from vectorport.adapterkit import Option, OptionSpec, ValidationError, positive, within
 from vectorport.core.types import IndexSpec
 
 BACKEND = "lancedb"
 IVF_TYPES = frozenset({"IVF_FLAT", "IVF_SQ", "IVF_PQ", "IVF_RQ"})
 HNSW_TYPES = frozenset({"IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"})
 DEFAULT_BUILD_THRESHOLD = 256
+DEFAULT_OPTIMIZE_EVERY = 10_000
 
 QUERY_OPTIONS = OptionSpec(BACKEND, "query", (
     Option("nprobes", "int", check=positive),
@@ -46,6 +52,7 @@ INDEX_OPTIONS = OptionSpec(BACKEND, "index", (
     Option("ann_index"),  # checked against the index type below
     Option("build_threshold", "int", default=DEFAULT_BUILD_THRESHOLD, check=positive),
     Option("num_sub_vectors", "int", check=positive),
+    Option("optimize_every", "int", default=DEFAULT_OPTIMIZE_EVERY, check=within(0, 2**31)),
 ))
 
 
@@ -79,6 +86,7 @@ class IndexOptions:
     ann_index: str | None = None
     build_threshold: int = DEFAULT_BUILD_THRESHOLD
     num_sub_vectors: int | None = None
+    optimize_every: int = DEFAULT_OPTIMIZE_EVERY
 
 
 def index_options(options: Mapping[str, Any], index_type: str) -> IndexOptions:
@@ -86,6 +94,10 @@ def index_options(options: Mapping[str, Any], index_type: str) -> IndexOptions:
     parsed = IndexOptions(**INDEX_OPTIONS.parse(options))
     allowed = IVF_TYPES if index_type == "ivf" else HNSW_TYPES if index_type == "hnsw" else (
         frozenset())
+    if "optimize_every" in options and not allowed:
+        raise ValidationError(
+            f"{BACKEND} index options: optimize_every applies to index_type 'ivf' or "
+            f"'hnsw' (an ANN index to fold new rows into), not {index_type!r}")
     if parsed.ann_index is not None and parsed.ann_index not in allowed:
         raise ValidationError(
             f"{BACKEND} index options: ann_index for index_type={index_type!r} must be one "

@@ -35,7 +35,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from vectorport.adapterkit import remaining
+from vectorport.adapterkit import UpkeepSchedule, time_short
 from vectorport.adapters.qdrant import naming, numbers
 from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue, VectorValue, hit_of
 from vectorport.adapters.qdrant.engines.tenants import Reader, Tenants, leading_namespace
@@ -77,8 +77,6 @@ every point's payload): a keyword index over 50,000 points × 384 took 0.33-0.72
 here, 7-15 µs a point."""
 _TIMED_POINTS = 10_000
 """Index builds over fewer points are not timed (see ``_build_indexes``)."""
-ESTIMATE_MARGIN = 1.25
-"""A run goes ahead when this many times its estimate fits in the call's time left."""
 SEGMENTS = 8
 """The segments Qdrant's optimizers keep a shard in. Qdrant's default (one per CPU, 2
 here) merged every run's new points into the shard's one large segment and built its
@@ -188,16 +186,6 @@ def _index_number_keys(shard: Any, fields: Iterable[str], indexed: set[str]) -> 
         indexed.add(key)
 
 
-def _time_short(estimate: float) -> float | None:
-    """What is left of the call's deadline when ``estimate`` seconds of work that
-    cannot be cut short (with :data:`ESTIMATE_MARGIN`) do not fit in it; ``None`` when
-    they fit or there is no deadline."""
-    left = remaining()
-    if left is None or ESTIMATE_MARGIN * estimate <= left:
-        return None
-    return max(0.0, left)
-
-
 def _wanted_indexes(points: Sequence[Point]) -> dict[str, Any]:
     """The payload indexes the fields of ``points`` want, by field: an integer range
     index on each order key's high part (:func:`_index_number_keys`), and a keyword
@@ -293,13 +281,9 @@ class _Open:
 
     shard: Any
     holders: set[object] = field(default_factory=set)
-    written: int = 0
-    """Points written since the optimizers last ran."""
-    seconds_per_point: float = SECONDS_PER_POINT
-    """The slowest run of the optimizers timed here, per point written before it (at
-    least :data:`SECONDS_PER_POINT`)."""
-    deferred: bool = False
-    """A run was due and left for later (logged once until the next run)."""
+    optimizers: UpkeepSchedule = field(
+        default_factory=lambda: UpkeepSchedule(SECONDS_PER_POINT))
+    """Points written since the optimizers last ran, and what a run costs a point."""
     tenants: Tenants = field(default_factory=lambda: Tenants(_PROCESS_LOCK))
     """The namespaces of the shard, while it is open here (its single owner)."""
     indexed: set[str] = field(default_factory=set)
@@ -411,23 +395,19 @@ class EdgeEngine:
         time and a later write with time enough, or :meth:`optimize`, runs it.
         """
         entry = _OPEN.get(self._key(name))
-        if self._optimize_every <= 0 or entry is None:
+        if entry is None or not entry.optimizers.count(points, self._optimize_every):
             return
-        entry.written += points
-        if entry.written < self._optimize_every:
-            return
-        estimate = entry.seconds_per_point * entry.written
-        left = _time_short(estimate)
+        schedule = entry.optimizers
+        left = schedule.time_short()
         if left is not None:
-            if not entry.deferred:
-                entry.deferred = True
+            if schedule.defer():
                 log.warning(
                     "qdrant+edge: Qdrant's optimizers for index %r wait for a write with "
                     "more time left (%d points written since they last ran, an estimated "
                     "%.1f s, %.1f s left of the call's deadline); until then new points "
                     "are searched in full. Call store.adapter.optimize(%r) or allow "
                     "writes more time (?timeout=, vectorport.deadline)",
-                    name, entry.written, estimate, left, name)
+                    name, schedule.written, schedule.estimate, left, name)
             return
         self._run_optimizers(entry)
 
@@ -442,11 +422,7 @@ class EdgeEngine:
         started = time.monotonic()
         entry.shard.optimize()
         entry.shard.flush()
-        if entry.written > 0:
-            entry.seconds_per_point = max(entry.seconds_per_point,
-                                          (time.monotonic() - started) / entry.written)
-        entry.written = 0
-        entry.deferred = False
+        entry.optimizers.ran(time.monotonic() - started)
 
     def optimize(self, name: str) -> None:
         """Run Qdrant's optimizers on the shard of ``name`` now, whatever the deadline:
@@ -474,7 +450,7 @@ class EdgeEngine:
             return
         points = int(entry.shard.info().points_count)
         estimate = entry.index_seconds_per_point * points * len(entry.pending)
-        left = _time_short(estimate)
+        left = time_short(estimate)
         if left is not None:
             if not entry.indexes_deferred:
                 entry.indexes_deferred = True
