@@ -42,8 +42,8 @@ LanceDB ANN index (IVF_FLAT / IVF_HNSW_SQ by default) once the table holds
 ``build_threshold`` rows, and are then approximate; rows written after the build are
 searched exhaustively by LanceDB and merged in, until LanceDB's optimize folds them in:
 the write that brings them to ``optimize_every`` runs it (``_fold_in_when_due``).
-``probes`` → ``nprobes``, ``ef`` →
-``ef``, ``refine_factor`` from the ``lancedb`` options section. A load that
+``probes`` → ``nprobes``, ``ef`` → ``ef``, ``refine_factor`` from the ``lancedb``
+options section. A load that
 :meth:`LanceDBAdapter.defer_upkeep` announced (``copy_index`` and ``import_index`` into
 an index they created) trains the index at its end, over every row.
 """
@@ -380,24 +380,27 @@ class LanceDBAdapter:
         fragments the writes left: 0.10-0.12 s for 5,000 rows written in 50 upserts
         into an IVF index of 100,000 rows."""
         options = index_options(index.backend_options.get(BACKEND, {}), index.index_type)
-        schedule = self._upkeep.setdefault(index.name, UpkeepSchedule(SECONDS_PER_ROW))
-        if not schedule.count(rows, options.optimize_every):
-            return
-        left = schedule.time_short()
-        if left is not None:
-            if schedule.defer():
-                log.warning(
-                    "lancedb: folding the %d rows written since index %r was optimized "
-                    "into its ANN index waits for a write with more time left (an "
-                    "estimated %.1f s, %.1f s left of the call's deadline); until then "
-                    "searches read them in full. Call store.adapter.optimize(%r) or allow "
-                    "writes more time (?timeout=, vectorport.deadline)",
-                    schedule.written, index.name, schedule.estimate, left, index.name)
-            return
-        started = time.monotonic()
-        with self._write_lock, self._translated("optimize", index.name):
-            table.optimize()
-        schedule.ran(time.monotonic() - started)
+        # under the writers' lock: concurrent writes count every row, and one runs it
+        with self._write_lock:
+            schedule = self._upkeep.setdefault(index.name, UpkeepSchedule(SECONDS_PER_ROW))
+            if not schedule.count(rows, options.optimize_every):
+                return
+            left = schedule.time_short()
+            if left is None:
+                started = time.monotonic()
+                with self._translated("optimize", index.name):
+                    table.optimize()
+                schedule.ran(time.monotonic() - started)
+                return
+            if not schedule.defer():
+                return
+        log.warning(
+            "lancedb: folding the %d rows written since index %r was optimized into its "
+            "ANN index waits for a write with more time left (an estimated %.1f s, %.1f s "
+            "left of the call's deadline); until then searches read them in full. Call "
+            "store.adapter.optimize(%r) or allow writes more time (?timeout=, "
+            "vectorport.deadline)",
+            schedule.written, index.name, schedule.estimate, left, index.name)
 
     def _columns(self, request_include: Any) -> list[str]:
         columns = [codec.ID, codec.VECTOR]
@@ -601,12 +604,12 @@ class LanceDBAdapter:
         table = self._table(name)
         if spec.index_type in ("ivf", "hnsw"):
             self._maybe_build_ann(spec, table)
-        started = time.monotonic()
         with self._write_lock, self._translated("optimize", name):
+            started = time.monotonic()
             table.optimize()
-        schedule = self._upkeep.get(name)
-        if schedule is not None:
-            schedule.ran(time.monotonic() - started)
+            schedule = self._upkeep.get(name)
+            if schedule is not None:
+                schedule.ran(time.monotonic() - started)
 
     def close(self) -> None:
         self._tables.clear()
