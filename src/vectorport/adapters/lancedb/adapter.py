@@ -144,6 +144,11 @@ def ann_config(spec: IndexSpec, options: IndexOptions, rows: int) -> Any:
     return getattr(lance_index, classes[kind])(**params)
 
 
+def _options_of(index: IndexSpec) -> IndexOptions:
+    """The ``lancedb`` section of ``index``'s options, checked (:func:`.options.index_options`)."""
+    return index_options(index.backend_options.get(BACKEND, {}), index.index_type)
+
+
 log = logging.getLogger("vectorport.lancedb")
 
 SECONDS_PER_ROW = 5e-5
@@ -274,7 +279,7 @@ class LanceDBAdapter:
     # -- lifecycle ----------------------------------------------------------------
 
     def create_index(self, spec: IndexSpec) -> None:
-        index_options(spec.backend_options.get(BACKEND, {}), spec.index_type)
+        _options_of(spec)  # refused before anything is created
         check_index_params(spec)
         schema = codec.schema(spec)
         with self._translated("create_table"):
@@ -352,13 +357,13 @@ class LanceDBAdapter:
             merge_upsert(table, data, self._latest_tables)
         if index.index_type not in ("ivf", "hnsw") or index.name in self._deferred:
             return
-        if self._maybe_build_ann(index, table):  # rows written after it are outside it
-            self._fold_in_when_due(index, table, len(records))
+        options = _options_of(index)  # read once for both steps of the write
+        if self._maybe_build_ann(index, table, options):  # rows written after it: outside
+            self._fold_in_when_due(index, table, options, len(records))
 
-    def _maybe_build_ann(self, index: IndexSpec, table: Any) -> bool:
+    def _maybe_build_ann(self, index: IndexSpec, table: Any, options: IndexOptions) -> bool:
         """Train the ANN index once there are rows enough (k-means and PQ need data);
         whether it was trained before this call (rows written since are outside it)."""
-        options = index_options(index.backend_options.get(BACKEND, {}), index.index_type)
         with self._write_lock, self._translated("create_index", index.name):
             if any(codec.VECTOR in i.columns for i in table.list_indices()):
                 return True
@@ -370,7 +375,8 @@ class LanceDBAdapter:
             self._upkeep.pop(index.name, None)  # every row is in it: count afresh
             return False
 
-    def _fold_in_when_due(self, index: IndexSpec, table: Any, rows: int) -> None:
+    def _fold_in_when_due(self, index: IndexSpec, table: Any, options: IndexOptions,
+                          rows: int) -> None:
         """Run LanceDB's ``optimize`` once ``optimize_every`` rows were written since
         the ANN index was trained or last optimized, when it fits in what is left of the
         write's deadline (the kit's :class:`UpkeepSchedule`). LanceDB leaves rows
@@ -379,7 +385,6 @@ class LanceDBAdapter:
         74.7 ms, 15.9 ms once optimized. A run folds them in and compacts the small
         fragments the writes left: 0.10-0.12 s for 5,000 rows written in 50 upserts
         into an IVF index of 100,000 rows."""
-        options = index_options(index.backend_options.get(BACKEND, {}), index.index_type)
         # under the writers' lock: concurrent writes count every row, and one runs it
         with self._write_lock:
             schedule = self._upkeep.setdefault(index.name, UpkeepSchedule(SECONDS_PER_ROW))
@@ -603,7 +608,7 @@ class LanceDBAdapter:
         self._deferred.discard(name)
         table = self._table(name)
         if spec.index_type in ("ivf", "hnsw"):
-            self._maybe_build_ann(spec, table)
+            self._maybe_build_ann(spec, table, _options_of(spec))
         with self._write_lock, self._translated("optimize", name):
             started = time.monotonic()
             table.optimize()
