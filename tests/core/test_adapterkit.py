@@ -295,6 +295,30 @@ def test_an_upkeep_schedule_counts_estimates_and_keeps_the_slowest_rate() -> Non
     assert schedule.seconds_per_unit == pytest.approx(0.003) and schedule.written == 0
 
 
+def test_an_upkeep_schedule_says_when_due_and_learns_only_from_its_own_runs() -> None:
+    schedule = UpkeepSchedule(0.001)
+    assert not schedule.due(1_000) and not schedule.due(0)
+    schedule.count(999, 1_000)
+    assert not schedule.due(1_000) and schedule.due(999) and not schedule.due(0)
+    schedule.defer()
+    schedule.ran(None)  # the user's optimize after a few units: mostly fixed cost
+    assert schedule.written == 0 and not schedule.deferred
+    assert schedule.seconds_per_unit == pytest.approx(0.001)
+
+
+def test_an_upkeep_schedule_runs_what_fits_and_says_once_what_waits() -> None:
+    schedule = UpkeepSchedule(0.001)
+    runs: list[int] = []
+    schedule.count(1_000, 1_000)  # an estimated 1 s: 1.25 s needed
+    with vectorport.deadline(0.5):
+        left = schedule.run_or_defer(lambda: runs.append(schedule.written))
+        assert left is not None and 0.0 <= left <= 0.5
+        assert schedule.run_or_defer(lambda: runs.append(schedule.written)) is None  # once
+    assert runs == [] and schedule.written == 1_000
+    assert schedule.run_or_defer(lambda: runs.append(schedule.written)) is None
+    assert runs == [1_000] and schedule.written == 0 and not schedule.deferred
+
+
 def test_batches_by_count_and_cost() -> None:
     items = list(range(10))
     assert list(batches(items, 4)) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]

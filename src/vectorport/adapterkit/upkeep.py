@@ -1,22 +1,28 @@
-"""Upkeep an embedded engine leaves for later, run by the writes that make it due.
+"""Upkeep an embedded engine leaves for later, run once enough was written to need it.
 
 A server runs its upkeep in the background; an engine embedded in the process runs it
 only when asked. Qdrant Edge's optimizers index new points (and vacuum deleted ones)
-only when called, and LanceDB folds the rows written after an ANN index was trained
-into it only when optimized: until then searches read those rows in full, slower as
-they grow. So an adapter runs that upkeep from the write that makes it due, once
-``every`` units (points, rows) have been written since the last run.
+only when called, LanceDB folds the rows written after an ANN index was trained into it
+only when optimized, and milvus-lite seals its growing segment only when flushed: until
+then searches read those rows in full, slower as they grow. So an adapter runs that
+upkeep once ``every`` units (points, rows) have been written since the last run: from
+the write that makes it due (Edge, LanceDB), or from the next search, where only
+searches gain from it (milvus-lite).
 
 The engine call cannot be cut short and may take seconds, so it is estimated first, at
-the slowest rate timed so far or the adapter's floor, whichever is higher, per unit
-written since the last run; it goes ahead only when :data:`ESTIMATE_MARGIN` times the
-estimate fits in what is left of the call's deadline. Otherwise the write returns in
-time, the adapter says so once (:meth:`UpkeepSchedule.defer`), and a later write with
-time enough, or the adapter's ``optimize``, runs it.
+the slowest rate its own runs took so far or the adapter's floor, whichever is higher,
+per unit written since the last run (a run the user asked for after a few units is
+mostly the engine's fixed cost, and teaches it nothing); it goes ahead only when
+:data:`ESTIMATE_MARGIN` times the estimate fits in what is left of the call's deadline.
+Otherwise the call returns in time, the adapter says so once
+(:meth:`UpkeepSchedule.run_or_defer`), and a later call with time enough, or the
+adapter's ``optimize``, runs it.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vectorport.core.retry import remaining
@@ -57,7 +63,11 @@ class UpkeepSchedule:
         if every <= 0:
             return False
         self.written += units
-        return self.written >= every
+        return self.due(every)
+
+    def due(self, every: int) -> bool:
+        """Whether ``every`` units (never when 0) have been written since the last run."""
+        return 0 < every <= self.written
 
     @property
     def estimate(self) -> float:
@@ -75,9 +85,28 @@ class UpkeepSchedule:
         self.deferred = True
         return first
 
-    def ran(self, seconds: float) -> None:
-        """A run took ``seconds``: learn its rate, start counting again."""
-        if self.written > 0:
+    def run(self, upkeep: Callable[[], object]) -> None:
+        """Run ``upkeep`` now, timed: its rate learnt, the count started again."""
+        started = time.monotonic()
+        upkeep()
+        self.ran(time.monotonic() - started)
+
+    def run_or_defer(self, upkeep: Callable[[], object]) -> float | None:
+        """Run the due ``upkeep`` (:meth:`run`) when it fits in what is left of the
+        call's deadline, else leave it for later: what was left of the deadline when
+        it is left for the first time since the last run (for the adapter to say so),
+        otherwise None."""
+        left = self.time_short()
+        if left is None:
+            self.run(upkeep)
+            return None
+        return left if self.defer() else None
+
+    def ran(self, seconds: float | None) -> None:
+        """A run took ``seconds``: learn its rate, start counting again. ``None``: a run
+        not made by the schedule (the user's ``optimize``, say), whatever it covered,
+        which teaches no rate: a run of a few units is mostly the engine's fixed cost."""
+        if seconds is not None and self.written > 0:
             self.seconds_per_unit = max(self.seconds_per_unit, seconds / self.written)
         self.written = 0
         self.deferred = False

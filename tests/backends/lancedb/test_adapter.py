@@ -290,6 +290,22 @@ def test_a_due_optimize_waits_for_a_write_whose_deadline_leaves_it_time(
     assert _unindexed_rows(folder, "vp_waits") == 0
 
 
+def test_optimize_after_a_row_does_not_hold_back_later_runs(
+        store: vectorport.Store, folder: Path) -> None:
+    """``store.adapter.optimize`` after one row written is all LanceDB's fixed cost:
+    timed per row, it made the next run look hundreds of times dearer than its 50 µs a
+    row, and every later write put it off. The user's run teaches the schedule
+    nothing."""
+    index = _every_index(store, "vp_taught", 1_000)
+    rows = _rows_of(1_501)
+    index.upsert(rows[:500])  # trains the index
+    index.upsert(rows[500:501])
+    store.adapter.optimize("vp_taught")  # type: ignore[attr-defined]
+    with vectorport.deadline(5.0):  # 1,000 rows at the floor: 0.06 s needed
+        index.upsert(rows[501:1_501])
+    assert _unindexed_rows(folder, "vp_taught") == 0
+
+
 def test_a_copy_into_lancedb_ends_with_every_row_in_the_ann_index(
         store: vectorport.Store, folder: Path) -> None:
     """``copy_index`` optimizes its destination once the records are in: a copy in

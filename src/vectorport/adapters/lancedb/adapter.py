@@ -53,7 +53,6 @@ from __future__ import annotations
 import logging
 import math
 import threading
-import time
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -386,19 +385,17 @@ class LanceDBAdapter:
         fragments the writes left: 0.10-0.12 s for 5,000 rows written in 50 upserts
         into an IVF index of 100,000 rows."""
         # under the writers' lock: concurrent writes count every row, and one runs it
+        def fold_in() -> None:
+            with self._translated("optimize", index.name):
+                table.optimize()
+
         with self._write_lock:
             schedule = self._upkeep.setdefault(index.name, UpkeepSchedule(SECONDS_PER_ROW))
             if not schedule.count(rows, options.optimize_every):
                 return
-            left = schedule.time_short()
-            if left is None:
-                started = time.monotonic()
-                with self._translated("optimize", index.name):
-                    table.optimize()
-                schedule.ran(time.monotonic() - started)
-                return
-            if not schedule.defer():
-                return
+            left = schedule.run_or_defer(fold_in)
+        if left is None:
+            return
         log.warning(
             "lancedb: folding the %d rows written since index %r was optimized into its "
             "ANN index waits for a write with more time left (an estimated %.1f s, %.1f s "
@@ -610,11 +607,10 @@ class LanceDBAdapter:
         if spec.index_type in ("ivf", "hnsw"):
             self._maybe_build_ann(spec, table, _options_of(spec))
         with self._write_lock, self._translated("optimize", name):
-            started = time.monotonic()
             table.optimize()
             schedule = self._upkeep.get(name)
             if schedule is not None:
-                schedule.ran(time.monotonic() - started)
+                schedule.ran(None)  # whatever was written: no rate to learn
 
     def close(self) -> None:
         self._tables.clear()
