@@ -399,9 +399,9 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                 return client._get_connection()._stub.Upsert(prepared)
             return client.upsert(index.name, prepared)
 
-        yield _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
-                      same_rows=same_rows, same_upsert=same_upsert,
-                      notes=("milvus: the adapter asks for top_k + 2 candidates with their vectors and "
+        sides = _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
+                        same_rows=same_rows, same_upsert=same_upsert,
+                        notes=("milvus: the adapter asks for top_k + 2 candidates with their vectors and "
                    "rescores them exactly in float64 (exact scores, ties at the cut by id, "
                    "deeper only when the cut is not proven); the raw search asks for 10 "
                    "without vectors, and adds no namespace filter; the upsert's second "
@@ -409,7 +409,14 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                    "sends, built before the timing: on milvus-lite 3 its column-wise "
                    "UpsertRequest (namespaced primary keys, vectors, namespace, kind-tagged "
                    "meta JSON, documents) through the same pymilvus client's gRPC stub; "
-                   "elsewhere its rows (MilvusAdapter._row) through MilvusClient.upsert",),)
+                   "elsewhere its rows (MilvusAdapter._row) through MilvusClient.upsert; "
+                   "both collections are sealed after the load (MilvusClient.flush; the "
+                   "adapter's first search would seal its own, optimize_every), so that "
+                   "every side searches sealed rows: milvus-lite reads unsealed ones one by "
+                   "one",),)
+        client.flush("raw_overhead")
+        store.adapter.optimize(index.name)  # type: ignore[attr-defined]
+        yield sides
     finally:
         with contextlib.suppress(Exception):
             client.drop_collection("raw_overhead")

@@ -21,6 +21,7 @@ pytest.importorskip("chromadb")
 from chromadb.api.models.Collection import Collection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.calls import record_calls
 
 import vectorport
 from vectorport.adapters.chroma import naming
@@ -157,15 +158,8 @@ def test_a_memory_store_writes_with_no_lookup(monkeypatch: pytest.MonkeyPatch) -
         index.upsert([("a", VECTOR, {"n": 1}), ("b", VECTOR, {"b": True})])
         store.index(index.name).upsert([("b", VECTOR, {"s": "x", "t": ["q"]})])
         assert index.patch("a", metadata={"f": 0.5})  # type: ignore[attr-defined]
-        client = index._adapter._client  # type: ignore[attr-defined]
-        lookups: list[str] = []
-        original = client.get_collection
-
-        def counted(name: str, *args: Any, **kwargs: Any) -> Any:
-            lookups.append(name)
-            return original(name, *args, **kwargs)
-
-        monkeypatch.setattr(client, "get_collection", counted)
+        lookups = record_calls(monkeypatch, index._adapter._client,  # type: ignore[attr-defined]
+                               "get_collection")
         reads = Reads(monkeypatch)
         index.upsert([("a", VECTOR, {"s": "y"}), ("b", VECTOR, {"n": 2})])
         assert lookups == [] and reads.count == 0

@@ -36,6 +36,8 @@ from vectorport.core.types import SparseVector
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
 
+from tests.support.calls import record_calls
+
 from vectorport.adapterkit import prefix_upper_bound as _successor
 from vectorport.adapters.milvus.adapter import MilvusAdapter
 from vectorport.adapters.milvus.engine_line import CURRENT, SERVER, engine_of_version
@@ -191,26 +193,18 @@ def test_a_scan_seals_once_and_reads_each_page_with_one_query(
         rows = [{"id": f"r{i:04d}", "vector": [1.0, i / 1200, 0.5, -1.0],
                  "metadata": {"n": i}} for i in range(1_200)]
         index.upsert(rows)
-        client = store.adapter._client  # type: ignore[attr-defined]
-        calls: list[str] = []
-        for method in ("query", "flush"):
-            original = getattr(client, method)
-
-            def counting(*args: Any, _method: str = method, _original: Any = original,
-                         **kwargs: Any) -> Any:
-                calls.append(_method)
-                return _original(*args, **kwargs)
-
-            monkeypatch.setattr(client, method, counting)
+        recorded = record_calls(monkeypatch, store.adapter._client,  # type: ignore[attr-defined]
+                                "query", "flush")
         pages = list(index.scan(page_size=500))
+        calls = [method for method, _ in recorded]
         engine = store.adapter._engine  # type: ignore[attr-defined]
         sealing = [] if getattr(engine, "seals_on_its_own", False) else ["flush"]
         per_page = ["query", "query"] if engine.fetch_keys_first else ["query"]
         assert len(pages) == 3
         assert calls == per_page + sealing + per_page * 2
-        calls.clear()
+        recorded.clear()
         assert len(list(index.scan(page_size=1_000, filter={"n": {"$lt": 10}}))) == 1
-        assert "flush" not in calls
+        assert "flush" not in [method for method, _ in recorded]
         got = [r for page in pages for r in page.records]
         assert [r.id for r in got] == [r["id"] for r in rows]
         assert got[7].metadata == {"n": 7}
@@ -218,11 +212,121 @@ def test_a_scan_seals_once_and_reads_each_page_with_one_query(
         store.delete_index(name)
 
 
+def _counting_flushes(store: vectorport.Store, monkeypatch: pytest.MonkeyPatch
+                      ) -> list[tuple[str, Any]]:
+    """The collections the client flushes from now on, as ``("flush", name)``."""
+    return record_calls(monkeypatch, store.adapter._client, "flush")  # type: ignore[attr-defined]
+
+
+def _engine_seals(store: vectorport.Store) -> bool:
+    return bool(getattr(store.adapter._engine, "seals_on_its_own", False))  # type: ignore[attr-defined]
+
+
+def _rows(start: int, stop: int) -> list[dict[str, Any]]:
+    return [{"id": f"r{i:05d}", "vector": [1.0, (i % 97) / 97, (i % 13) / 13 - 0.5, -1.0],
+             "metadata": {"n": i}} for i in range(start, stop)]
+
+
+def test_a_search_seals_the_rows_written_every_optimize_every_rows(
+        store: vectorport.Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """milvus-lite searches unsealed rows one by one; once ``optimize_every`` rows were
+    written since the last seal, the next search seals them first, and the count starts
+    again (an explicit optimize starts it again too). Answers are the reference's
+    throughout; ``0`` never seals."""
+    if _engine_seals(store):
+        pytest.skip("a Milvus server seals on its own")
+    name, never = next(_names), next(_names)
+    index = store.create_index(name, 4, "cosine",
+                               backend_options={"milvus": {"optimize_every": 300}})
+    unsealed = store.create_index(never, 4, "cosine",
+                                  backend_options={"milvus": {"optimize_every": 0}})
+    try:
+        flushed = _counting_flushes(store, monkeypatch)
+        query = [0.9, 0.1, -0.3, -1.0]
+        written: list[dict[str, Any]] = []
+
+        def write_and_search(start: int, stop: int) -> None:
+            rows = _rows(start, stop)
+            for chunk in range(0, len(rows), 100):
+                index.upsert(rows[chunk:chunk + 100])
+            written.extend(rows)
+            assert_same_matches(index.query(query, top_k=10),
+                                _expected(index, written, vector=query), 1e-4,
+                                f"after {len(written)} rows", 10)
+
+        write_and_search(0, 299)
+        assert flushed == []
+        write_and_search(299, 300)  # the 300th row: the search seals first
+        assert flushed == [("flush", name)]
+        index.query(query, top_k=10)
+        write_and_search(300, 599)
+        assert flushed == [("flush", name)]  # 299 since the seal
+        store.adapter.optimize(name)  # type: ignore[attr-defined]
+        write_and_search(599, 800)  # 201 since the explicit seal
+        assert flushed == [("flush", name)] * 2
+        write_and_search(800, 900)
+        assert flushed == [("flush", name)] * 3
+
+        unsealed.upsert(_rows(0, 1_200))
+        unsealed.query(query, top_k=10)
+        assert flushed == [("flush", name)] * 3
+    finally:
+        store.delete_index(name)
+        store.delete_index(never)
+
+
+def test_a_due_seal_waits_for_a_search_whose_deadline_leaves_it_time(
+        store: vectorport.Store, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A seal cannot be cut short: it runs only when 1.25 times its estimate (at least
+    0.1 ms a row) fits in what is left of the search's deadline; otherwise the search
+    reads the rows as they are, says so once, and a later search with time seals. The
+    default ``optimize_every`` is 1,000."""
+    if _engine_seals(store):
+        pytest.skip("a Milvus server seals on its own")
+    name = next(_names)
+    index = store.create_index(name, 4, "cosine")
+    try:
+        index.upsert(_rows(0, 10_000), batch_size=2_000)
+        flushed = _counting_flushes(store, monkeypatch)
+        query = [0.9, 0.1, -0.3, -1.0]
+        want = _expected(index, _rows(0, 10_000), vector=query)
+        with caplog.at_level("WARNING", logger="vectorport.milvus"):
+            for _ in range(2):  # an estimated 1 s: 1.25 s needed, more than the deadline
+                with vectorport.deadline(1.0):
+                    assert_same_matches(index.query(query, top_k=10), want, 1e-4,
+                                        "unsealed", 10)
+        warnings = [r.getMessage() for r in caplog.records if r.name == "vectorport.milvus"]
+        assert flushed == [] and len(warnings) == 1
+        assert "10000 rows" in warnings[0] and name in warnings[0]
+        assert_same_matches(index.query(query, top_k=10), want, 1e-4, "sealed", 10)
+        assert flushed == [("flush", name)]
+    finally:
+        store.delete_index(name)
+
+
+def test_a_server_refuses_optimize_every() -> None:
+    """A Milvus server seals its growing segments on its own: the option would do
+    nothing there, so it is refused rather than ignored."""
+    from vectorport.adapters.milvus.options import creation_options
+    from vectorport.core.types import IndexSpec
+
+    spec = IndexSpec(name="vp_sealing", dimension=4, metric="cosine",
+                     backend_options={"milvus": {"optimize_every": 500}})
+    with pytest.raises(UnsupportedFeatureError, match="optimize_every"):
+        creation_options(spec, SERVER)
+    assert creation_options(spec, CURRENT) == {}
+    assert creation_options(IndexSpec(name="vp_sealing", dimension=4, metric="cosine"),
+                            SERVER) == {}
+
+
 @pytest.mark.parametrize(("kwargs", "error"), [
     ({"index_type": "hnsw", "index_params": {"lists": 4}}, ValidationError),
     ({"index_type": "flat", "index_params": {"m": 4}}, ValidationError),
     ({"backend_options": {"milvus": {"shards": 2}}}, ValidationError),
     ({"backend_options": {"milvus": {"num_partitions": 0}}}, ValidationError),
+    ({"backend_options": {"milvus": {"optimize_every": -1}}}, ValidationError),
+    ({"backend_options": {"milvus": {"optimize_every": 1.5}}}, ValidationError),
 ])
 def test_bad_index_options_are_refused(
     store: vectorport.Store, kwargs: dict[str, Any], error: type[Exception]
