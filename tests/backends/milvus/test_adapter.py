@@ -227,12 +227,12 @@ def _rows(start: int, stop: int) -> list[dict[str, Any]]:
              "metadata": {"n": i}} for i in range(start, stop)]
 
 
-def test_a_search_seals_the_rows_written_every_optimize_every_rows(
+def test_a_read_seals_the_rows_written_every_optimize_every_rows(
         store: vectorport.Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """milvus-lite searches unsealed rows one by one; once ``optimize_every`` rows were
-    written since the last seal, the next search seals them first, and the count starts
-    again (an explicit optimize starts it again too). Answers are the reference's
-    throughout; ``0`` never seals."""
+    """milvus-lite searches and counts unsealed rows one by one; once ``optimize_every``
+    rows were written since the last seal, the next search, count or key listing seals
+    them first, and the count starts again (an explicit optimize starts it again too).
+    Answers are the reference's throughout; ``0`` never seals."""
     if _engine_seals(store):
         pytest.skip("a Milvus server seals on its own")
     name, never = next(_names), next(_names)
@@ -266,10 +266,15 @@ def test_a_search_seals_the_rows_written_every_optimize_every_rows(
         assert flushed == [("flush", name)] * 2
         write_and_search(800, 900)
         assert flushed == [("flush", name)] * 3
+        index.upsert(_rows(900, 1_200))  # a count and a key listing read them too
+        assert index.count() == 1_200 and flushed == [("flush", name)] * 4
+        index.upsert(_rows(1_200, 1_500))
+        assert len(index.list_ids(limit=10).ids) == 10
+        assert flushed == [("flush", name)] * 5
 
         unsealed.upsert(_rows(0, 1_200))
         unsealed.query(query, top_k=10)
-        assert flushed == [("flush", name)] * 3
+        assert unsealed.count() == 1_200 and flushed == [("flush", name)] * 5
     finally:
         store.delete_index(name)
         store.delete_index(never)
@@ -301,6 +306,46 @@ def test_a_due_seal_waits_for_a_search_whose_deadline_leaves_it_time(
         assert "10000 rows" in warnings[0] and name in warnings[0]
         assert_same_matches(index.query(query, top_k=10), want, 1e-4, "sealed", 10)
         assert flushed == [("flush", name)]
+    finally:
+        store.delete_index(name)
+
+
+def test_counts_stay_exact_through_rewrites_deletes_seals_and_namespaces(
+        store: vectorport.Store) -> None:
+    """On milvus-lite a whole namespace is counted from the collection's key count when
+    no record of another namespace is found, else from its keys: either way the count
+    is of the live records, after ids rewritten in the growing segment and across
+    sealed ones, deleted in both, and in namespaces that come and go."""
+    name = next(_names)
+    index = store.create_index(name, 4, "cosine",
+                               backend_options={"milvus": {"optimize_every": 0}})
+    live: dict[str, set[str]] = {"": set(), "b": set()}
+
+    def check(when: str) -> None:
+        for namespace, ids in live.items():
+            assert index.count(namespace) == len(ids), (when, namespace)
+        assert index.count(filter={"n": {"$lt": 100}}) == len(
+            {i for i in live[""] if int(i[1:]) < 100}), when
+
+    try:
+        check("empty")
+        index.upsert(_rows(0, 300))
+        live[""] |= {r["id"] for r in _rows(0, 300)}
+        check("growing")
+        store.adapter.optimize(name)  # type: ignore[attr-defined]
+        index.upsert(_rows(250, 400))  # 50 rewritten across the seal, 100 new
+        live[""] |= {r["id"] for r in _rows(250, 400)}
+        index.delete([r["id"] for r in _rows(0, 20)] + [r["id"] for r in _rows(390, 400)])
+        live[""] -= {r["id"] for r in _rows(0, 20)} | {r["id"] for r in _rows(390, 400)}
+        check("sealed and growing")
+        index.upsert(_rows(500, 520), namespace="b")
+        live["b"] |= {r["id"] for r in _rows(500, 520)}
+        check("two namespaces")
+        store.adapter.optimize(name)  # type: ignore[attr-defined]
+        check("two namespaces, sealed")
+        index.delete([r["id"] for r in _rows(500, 520)], namespace="b")
+        live["b"].clear()
+        check("one namespace again")
     finally:
         store.delete_index(name)
 

@@ -81,7 +81,12 @@ from vectorport.adapters.milvus.columns import ColumnUpserts
 from vectorport.adapters.milvus.engine_line import CATALOG, Engine, detect_engine
 from vectorport.adapters.milvus.errors import is_not_found, is_not_loaded, translated
 from vectorport.adapters.milvus.escaping import quote_string
-from vectorport.adapters.milvus.filters import namespace_expression, pk_in, scoped
+from vectorport.adapters.milvus.filters import (
+    namespace_expression,
+    other_namespaces_expression,
+    pk_in,
+    scoped,
+)
 from vectorport.adapters.milvus.generations import SchemaTokens
 from vectorport.adapters.milvus.options import QUERY_OPTIONS, URL_OPTIONS, creation_options
 from vectorport.adapters.milvus.ranking import Row, Scorer, exact_top_k
@@ -490,7 +495,7 @@ class MilvusAdapter:
     def query(self, index: IndexSpec, request: QueryRequest) -> list[Match]:
         QUERY_OPTIONS.query(request)
         self._check(index)
-        self._sealing.before_search(index)
+        self._sealing.before_read(index)
         expression = self._scoped(index, request.namespace, request.filter)
         source = Candidates(self, index, request, expression, self._output_fields(index, request))
         scorer = Scorer.for_query(index.metric, request.vector, request.sparse)
@@ -615,12 +620,41 @@ class MilvusAdapter:
             self._call("delete", index.name, self._client.delete, filter=pk_in(chunk))
 
     def count(self, index: IndexSpec, namespace: str, filter: Filter | None) -> int:
+        """``count(*)`` of the namespace's records that match ``filter``.
+
+        milvus-lite 3 answers a ``count(*)`` with a filter (the namespace's is always
+        one) by reading every matching record whole, its vector too, then counting:
+        0.42 s for 10,000 × 384 sealed rows of one namespace. There
+        (``counts_by_reading``) a count without a filter is the collection's
+        ``count(*)`` without one, which counts keys (8 ms), when a query for one record
+        of another namespace after it finds none (13 ms); otherwise it is the number of
+        keys of a query for the keys alone (0.25 s). A count with a filter of its own
+        stays a ``count(*)``: with the keys alone it took as long."""
         self._check(index)
+        self._sealing.before_read(index)
         with self._specs.replaced_on_failure(index):
+            if filter is None and self._engine.counts_by_reading:
+                return self._count_namespace(index, namespace)
             rows = self._call("count", index.name, self._client.query,
                               filter=self._scoped(index, namespace, filter),
                               output_fields=["count(*)"], consistency_level="Strong")
         return int(rows[0]["count(*)"]) if rows else 0
+
+    def _count_namespace(self, index: IndexSpec, namespace: str) -> int:
+        """:meth:`count` of a whole namespace on an engine that reads what it counts."""
+        rows = self._call("count", index.name, self._client.query, filter="",
+                          output_fields=["count(*)"], consistency_level="Strong")
+        # after the count: a record of another namespace then is one it counted too (one
+        # written since makes no difference; the count is of a moment between the two)
+        others = self._call("count", index.name, self._client.query,
+                            filter=other_namespaces_expression(namespace),
+                            output_fields=[layout.PK], limit=1, consistency_level="Strong")
+        if not others:
+            return int(rows[0]["count(*)"]) if rows else 0
+        keys = self._call("count", index.name, self._client.query,
+                          filter=namespace_expression(namespace), output_fields=[layout.PK],
+                          consistency_level="Strong")
+        return len(keys)
 
     def _ordered(self, index: IndexSpec, expression: str, fields: list[str], limit: int,
                  consistency: str = "Strong") -> list[Row]:
@@ -672,6 +706,7 @@ class MilvusAdapter:
         cursor: str | None,
     ) -> IdPage:
         self._check(index)
+        self._sealing.before_read(index)
         bounds: list[str] = []
         if prefix:
             low = self._pk(namespace, prefix)

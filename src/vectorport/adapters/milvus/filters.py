@@ -288,6 +288,11 @@ def namespace_expression(namespace: str) -> str:
     return f"{layout.NAMESPACE} == {quote_string(namespace)}"
 
 
+def other_namespaces_expression(namespace: str) -> str:
+    """Records of any namespace but ``namespace`` (engines with negation only)."""
+    return f"{layout.NAMESPACE} != {quote_string(namespace)}"
+
+
 def scoped(namespace: str, node: Filter | None, *extra: str, negation: bool = True,
            encoded: bool = False, bounds_in_meta: bool = False,
            exact_numbers: bool = True) -> str:

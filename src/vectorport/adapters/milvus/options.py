@@ -5,11 +5,11 @@ URL: ``token`` / ``token_env`` (or ``user:password@`` in the URL) for authentica
 
 ``num_partitions`` (1..1024) how many partitions the partition key hashes namespaces
                    into; not on milvus-lite 2, which has no partition key.
-``optimize_every`` rows written (through one connection) before the next search seals
+``optimize_every`` rows written (through one connection) before the next read seals
                    them (milvus-lite only, default 1,000; ``0``: only when
                    ``store.adapter.optimize`` is called, or a scan longer than a page):
-                   milvus-lite searches the rows of its growing segment one by one.
-                   A server seals on its own, and refuses the option.
+                   milvus-lite searches and counts the rows of its growing segment one
+                   by one. A server seals on its own, and refuses the option.
 
 Queries take no options.
 """
@@ -23,7 +23,7 @@ from vectorport.adapters.milvus.engine_line import CURRENT, Engine
 
 BACKEND = "milvus"
 DEFAULT_OPTIMIZE_EVERY = 1_000
-"""Rows written before a search seals them. Up to this many unsealed rows cost a
+"""Rows written before a read seals them. Up to this many unsealed rows cost a
 milvus-lite search about 30 µs each (1,000 × 384: 30 against 17 ms sealed), and
 sealing them about 80 ms."""
 
@@ -62,7 +62,7 @@ def creation_options(spec: IndexSpec, engine: Engine = CURRENT) -> dict[str, Any
 
 
 def optimize_every(spec: IndexSpec) -> int:
-    """Rows written before a search seals them (``optimize_every``, checked)."""
+    """Rows written before a read seals them (``optimize_every``, checked)."""
     every: int = INDEX_OPTIONS.index(spec)["optimize_every"]
     return every
 

@@ -1,18 +1,20 @@
-"""When a milvus-lite search seals the rows written before it.
+"""When a milvus-lite read seals the rows written before it.
 
 milvus-lite keeps the rows written since a collection's last seal in its growing
 segment, in memory, and seals them only when flushed (or past 128 MB): until then each
-search reads those rows one by one, while sealed ones go through the vector index. On
-this machine a top-10 search over 5,000 × 384 unsealed rows took 164 ms, 21 ms once
-sealed; over 20,000, 627 against 67 ms. A seal costs about 75-100 µs a row, near what
-writing the row cost, so sealing from every write would nearly double a load that no
-search reads yet.
+search, count or key listing reads those rows one by one, while sealed ones go through
+the vector index or columns read at once. On this machine a top-10 search over 5,000 ×
+384 unsealed rows took 164 ms, 21 ms once sealed; over 20,000, 627 against 67 ms; a
+count of 10,000 unsealed rows 0.79 s, 21 ms sealed; a page of 100 keys 329 against 13
+ms. A seal costs about 75-100 µs a row, near what writing the row cost, so sealing from
+every write would nearly double a load that nothing reads yet.
 
-So the search seals: once ``optimize_every`` rows (an index option, :mod:`.options`)
-were written through this connection since the last seal, the next search of the
-index seals first, when that fits in what is left of its deadline (the kit's
-:class:`~vectorport.adapterkit.UpkeepSchedule`); otherwise it searches the rows as they
-are, says so once, and a later search with time enough seals. Rows written by other
+So the read seals: once ``optimize_every`` rows (an index option, :mod:`.options`) were
+written through this connection since the last seal, the next search, count or key
+listing of the index seals first, when that fits in what is left of its deadline (the
+kit's :class:`~vectorport.adapterkit.UpkeepSchedule`); otherwise it reads the rows as
+they are, says so once, and a later read with time enough seals. A scan has its own
+rule (``MilvusAdapter.scan``). Rows written by other
 clients of a served milvus-lite are not counted: only its own writes are this
 connection's to know (closing a milvus-lite file seals what it holds). Any other seal
 (``store.adapter.optimize``, a scan longer than a page) starts the count again. A
@@ -45,7 +47,7 @@ class Sealing:
         self._engine_seals = engine_seals
         self._schedules: dict[str, UpkeepSchedule] = {}
         self._lock = threading.Lock()
-        """Held while a search seals: concurrent searches wait and find nothing due,
+        """Held while a read seals: concurrent reads wait and find nothing due,
         and a write finishing meanwhile is counted after the count starts again."""
 
     def written(self, index: IndexSpec, rows: int) -> None:
@@ -57,9 +59,9 @@ class Sealing:
             schedule = self._schedules.setdefault(index.name, UpkeepSchedule(SECONDS_PER_ROW))
             schedule.count(rows, every)
 
-    def before_search(self, index: IndexSpec) -> None:
+    def before_read(self, index: IndexSpec) -> None:
         """Seal ``index``'s collection when its unsealed rows are due and the seal fits
-        in the search's deadline."""
+        in the read's deadline."""
         schedule = self._schedules.get(index.name)
         if schedule is None or not schedule.written:
             return  # nothing written since the last seal: no option to read
@@ -72,9 +74,9 @@ class Sealing:
             return
         log.warning(
             "milvus: sealing the %d rows written to index %r since its last seal waits for "
-            "a search with more time left (an estimated %.1f s, %.1f s left of the call's "
-            "deadline); until then searches read them one by one. Call "
-            "store.adapter.optimize(%r) or allow searches more time (?timeout=, "
+            "a read with more time left (an estimated %.1f s, %.1f s left of the call's "
+            "deadline); until then searches and counts read them one by one. Call "
+            "store.adapter.optimize(%r) or allow reads more time (?timeout=, "
             "vectorport.deadline)",
             schedule.written, index.name, schedule.estimate, left, index.name)
 
