@@ -6,12 +6,21 @@ number reads only ``meta["n:field"]``, on a bool only ``meta["b:field"]``, on a 
 by construction (``True`` never meets ``1``, ``"1"`` never meets ``1``), whatever the
 engine does when it compares values of different JSON types.
 
-Every leaf is written to be two-valued: a comparison with a JSON key is always guarded
-by ``exists`` on that key, and the ``json_contains*`` functions are false, not null, on
-a missing key. Milvus evaluates a comparison with a missing key as null and ``not null``
-as null (three-valued logic), so without the guards ``not (x == 1)`` would drop the
-records without ``x``, which the contract's ``$ne``/``$nin``/``$not`` must keep. With
-them, ``not`` is the exact complement and ``$and``/``$or``/``$nor``/``$not`` map directly.
+Every leaf under a negation is written to be two-valued: a comparison with a JSON key
+there is guarded by ``exists`` on that key, and the ``json_contains*`` functions are
+false, not null, on a missing key. Milvus evaluates a comparison with a missing key as
+null and ``not null`` as null (three-valued logic), so without the guards ``not (x ==
+1)`` would drop the records without ``x``, which the contract's ``$ne``/``$nin``/
+``$not`` must keep. With them, ``not`` is the exact complement and
+``$and``/``$or``/``$nor``/``$not`` map directly.
+
+A leaf under no negation, or under an even number of them (``$ne``, ``$nin``, ``$not``,
+``$nor`` each count one), needs no guard: the connectives of three-valued logic are
+monotone, so where a leaf counts positively a null there selects exactly the records
+a false would (the expression is true with the null only if it is true with false, and
+true with false only if with every value). And each guard costs a read: milvus-lite
+evaluates a path into a JSON field record by record, parsing the field at each read, so
+``{"g": 3}`` over 10,000 sealed rows searched in 410 ms guarded and 268 ms without.
 
 Ranges over strings must match when *some element* of a list compares; that is the
 list's largest element for ``>``/``>=`` and its smallest for ``<``/``<=``, kept in
@@ -86,21 +95,22 @@ def _compare(path: str, symbol: str, value: Scalar) -> str:
     return f"{path} {symbol} {render_scalar(value)}"
 
 
-def _guarded(path: str, tests: list[str], join: str, negation: bool = True) -> str:
+def _guarded(path: str, tests: list[str], join: str, guard: bool = True) -> str:
     """``exists path and (t1 <join> t2 …)``: two-valued, false when the key is absent.
-    In the monotone dialect the tests alone (see the module docstring)."""
+    Where no guard is needed (a leaf counting positively, or the monotone dialect) the
+    tests alone (see the module docstring)."""
     inner = tests[0] if len(tests) == 1 else "(" + f" {join} ".join(tests) + ")"
-    if not negation:
+    if not guard:
         return inner
     return f"({_exists(path)} and {inner})"
 
 
-def _equals_any(field: str, values: tuple[Scalar, ...], negation: bool = True) -> str:
+def _equals_any(field: str, values: tuple[Scalar, ...], guard: bool = True) -> str:
     """``$in`` (and ``$eq`` with one value): the field equals one of the values, or
     for a list field shares one of them."""
     kind = _scalar_kind(values[0])
     path = _meta(kind, field)
-    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "or", negation)
+    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "or", guard)
     if kind != layout.STRING:
         return scalar
     lists = _meta(layout.LIST, field)
@@ -111,52 +121,52 @@ def _equals_any(field: str, values: tuple[Scalar, ...], negation: bool = True) -
     return f"({scalar} or {member})"
 
 
-def _contains_all(field: str, values: tuple[Scalar, ...], negation: bool = True) -> str:
+def _contains_all(field: str, values: tuple[Scalar, ...], guard: bool = True) -> str:
     """``$all``: a list field holds every value; a scalar field only ``$all: [itself]``."""
     kind = _scalar_kind(values[0])
     path = _meta(kind, field)
-    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "and", negation)
+    scalar = _guarded(path, [_compare(path, "==", v) for v in values], "and", guard)
     if kind != layout.STRING:
         return scalar
     lists = _meta(layout.LIST, field)
     return f"({scalar} or json_contains_all({lists}, {render_list(values)}))"
 
 
-def _range(field: str, op: str, value: Scalar, negation: bool = True,
+def _range(field: str, op: str, value: Scalar, guard: bool = True,
            bounds_in_meta: bool = False) -> str:
     symbol = _RANGE_SYMBOLS[op]
     kind = _scalar_kind(value)
     path = _meta(kind, field)
-    scalar = _guarded(path, [_compare(path, symbol, value)], "and", negation)
+    scalar = _guarded(path, [_compare(path, symbol, value)], "and", guard)
     if kind != layout.STRING:
         return scalar
     # Some element of a list compares: its largest one for > and >=, smallest for < and <=.
     largest = op in ("$gt", "$gte")
     if bounds_in_meta:
-        return _any([scalar, _bounds_first(field, symbol, value, largest, negation)])
+        return _any([scalar, _bounds_first(field, symbol, value, largest, guard)])
     bound = layout.LIST_MAX if largest else layout.LIST_MIN
     parts = [scalar]
     for key in (bound, layout.LIST_ONLY):
         aux = _aux(key, field)
-        parts.append(_guarded(aux, [_compare(aux, symbol, value)], "and", negation))
+        parts.append(_guarded(aux, [_compare(aux, symbol, value)], "and", guard))
     return _any(parts)
 
 
 def _bounds_first(field: str, symbol: str, value: Scalar, largest: bool,
-                  negation: bool) -> str:
+                  guard: bool) -> str:
     """The range over a list stored bounds first (:func:`.layout.bounds_first`): the
     smallest element at position 0, the largest at 1, or at 0 in a one-element list (no
     position 1). ``[0] > v or [1] > v`` is ``largest > v`` either way, as the smallest
-    exceeding ``v`` means the largest does; each position is guarded, so the leaf is
-    two-valued."""
+    exceeding ``v`` means the largest does; with ``guard`` each position is guarded, so
+    the leaf is two-valued."""
     items = _meta(layout.LIST, field)
     first = _compare(f"{items}[0]", symbol, value)
     if not largest:
-        return _guarded(items, [first], "and", negation)
+        return _guarded(items, [first], "and", guard)
     second = _compare(f"{items}[1]", symbol, value)
-    if negation:
+    if guard:
         second = f"({_exists(f'{items}[1]')} and {second})"
-    return _guarded(items, [f"({first} or {second})"], "and", negation)
+    return _guarded(items, [f"({first} or {second})"], "and", guard)
 
 
 def _exists_field(field: str) -> str:
@@ -182,7 +192,10 @@ def _no_negation(feature: str) -> UnsupportedFeatureError:
     )
 
 
-def _condition(node: Condition, negation: bool, bounds_in_meta: bool = False) -> str:
+def _condition(node: Condition, negation: bool, bounds_in_meta: bool = False,
+               negated: bool = False) -> str:
+    """``node`` in the dialect (``negation``: it has ``not``), under an odd number of
+    negations when ``negated`` (its leaves then guarded: see the module docstring)."""
     field, op, value = node.field, node.op, node.value
     if not negation and (op in ("$ne", "$nin") or (op == "$exists" and not value)):
         raise _no_negation(op if op != "$exists" else "$exists: false")
@@ -191,30 +204,34 @@ def _condition(node: Condition, negation: bool, bounds_in_meta: bool = False) ->
             return _present_field(field)
         present = _exists_field(field)
         return present if value else f"(not {present})"
+    # $ne and $nin test under their own not: guarded when that not counts negatively
+    guard = negation and (negated != (op in ("$ne", "$nin")))
     if op in ("$eq", "$ne"):
-        expr = _equals_any(field, (value,), negation)  # type: ignore[arg-type]
+        expr = _equals_any(field, (value,), guard)  # type: ignore[arg-type]
         return expr if op == "$eq" else f"(not {expr})"
     if op in ("$in", "$nin"):
-        expr = _equals_any(field, value, negation)  # type: ignore[arg-type]
+        expr = _equals_any(field, value, guard)  # type: ignore[arg-type]
         return expr if op == "$in" else f"(not {expr})"
     if op == "$all":
-        return _contains_all(field, value, negation)  # type: ignore[arg-type]
-    return _range(field, op, value, negation, bounds_in_meta)  # type: ignore[arg-type]
+        return _contains_all(field, value, guard)  # type: ignore[arg-type]
+    return _range(field, op, value, guard, bounds_in_meta)  # type: ignore[arg-type]
 
 
-def _compile(node: Filter, negation: bool, bounds_in_meta: bool = False) -> str:
+def _compile(node: Filter, negation: bool, bounds_in_meta: bool = False,
+             negated: bool = False) -> str:
     if isinstance(node, Condition):
-        return _condition(node, negation, bounds_in_meta)
+        return _condition(node, negation, bounds_in_meta, negated)
     if isinstance(node, And):
-        return _all([_compile(c, negation, bounds_in_meta) for c in node.children])
+        return _all([_compile(c, negation, bounds_in_meta, negated) for c in node.children])
     if isinstance(node, Or):
-        return _any([_compile(c, negation, bounds_in_meta) for c in node.children])
+        return _any([_compile(c, negation, bounds_in_meta, negated) for c in node.children])
     if not negation:
         raise _no_negation("$nor" if isinstance(node, Nor) else "$not")
     if isinstance(node, Nor):
-        return f"(not {_any([_compile(c, negation, bounds_in_meta) for c in node.children])})"
+        return "(not " + _any([_compile(c, negation, bounds_in_meta, not negated)
+                               for c in node.children]) + ")"
     assert isinstance(node, Not)
-    return f"(not {_compile(node.child, negation, bounds_in_meta)})"
+    return f"(not {_compile(node.child, negation, bounds_in_meta, not negated)})"
 
 
 def _encoded(node: Filter) -> Filter:
