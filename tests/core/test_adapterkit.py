@@ -267,6 +267,31 @@ def test_exact_scores_are_the_local_engines_scores_bit_for_bit(
     assert got.tobytes() == want.tobytes()
 
 
+def test_dense_scores_score_a_search_at_once_and_each_row_once() -> None:
+    """A search's rows are scored in one call, with the bits each row gets alone (the
+    metric's exact score), and a row met again is not scored again."""
+    rng = np.random.default_rng(7)
+    rows = {f"r{i}": rng.normal(size=16) for i in range(12)}
+    query = rng.normal(size=16)
+    asked: list[list[str]] = []
+
+    def matrix(ids: list[str] | tuple[str, ...]) -> np.ndarray:
+        asked.append(list(ids))
+        return np.stack([rows[i] for i in ids])
+
+    for metric in ("cosine", "dotproduct", "euclidean"):
+        asked.clear()
+        scores = kit.DenseScores(metric, query, str, matrix)
+        first = list(rows)[:10]
+        assert scores.primed(first) == first
+        assert scores.primed(list(rows)) and asked == [first, list(rows)[10:]]
+        for rid, vector in rows.items():  # read back: no more calls, the same bits
+            assert scores(rid) == float(kit.exact_scores(metric, query, vector[None, :])[0])
+        assert len(asked) == 2
+        unprimed = kit.DenseScores(metric, query, str, matrix)
+        assert unprimed("r3") == scores("r3") and asked[-1] == ["r3"]
+
+
 def test_contract_order_breaks_ties_by_id() -> None:
     pairs = [("b", 1.0), ("a", 1.0), ("c", 2.0)]
     assert kit.contract_order(pairs, str) == [("c", 2.0), ("a", 1.0), ("b", 1.0)]

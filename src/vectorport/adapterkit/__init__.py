@@ -45,6 +45,7 @@ from vectorport.adapterkit.filters import (
 from vectorport.adapterkit.handles import Handles, same_index, stale_error
 from vectorport.adapterkit.options import Option, OptionSpec, matching, positive, within
 from vectorport.adapterkit.ranking import (
+    DenseScores,
     RankedList,
     at_or_above_cut,
     complete_at_cut,
@@ -156,6 +157,7 @@ __all__ = [
     "ConsistencyTimeoutError",
     "DeadlineExceededError",
     "DenseMatrix",
+    "DenseScores",
     "DenseVector",
     "DimensionMismatchError",
     "Distance",

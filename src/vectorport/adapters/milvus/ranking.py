@@ -30,15 +30,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import (
+    DenseScores,
     RankedList,
-    exact_scores,
     first_depth,
     scan_top_k,
     threshold_top_k,
@@ -61,20 +61,32 @@ def _pk(row: Row) -> str:
     return str(row[layout.PK])
 
 
+def _vectors(rows: Sequence[Row]) -> npt.NDArray[np.float64]:
+    """The dense vectors searches returned with ``rows``, one matrix row each."""
+    return np.asarray([row[layout.VECTOR] for row in rows], dtype=np.float64)
+
+
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """The exact score of a stored row for one query."""
+    """The exact score of a stored row for one query; dense scores a search at a time
+    (:class:`~vectorport.adapterkit.DenseScores`, through :meth:`primed`)."""
 
     metric: Metric
     dense_query: npt.NDArray[np.float64] | None
     sparse_query: Weights | None
+    _dense: DenseScores[Row] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def for_query(
         cls, metric: Metric, vector: npt.NDArray[np.float32] | None, sparse: SparseVector | None
     ) -> Scorer:
         dense = None if vector is None else np.asarray(vector, dtype=np.float64)
-        return cls(metric, dense, None if sparse is None else sparse.as_dict())
+        scores = None if dense is None else DenseScores(metric, dense, _pk, _vectors)
+        return cls(metric, dense, None if sparse is None else sparse.as_dict(), scores)
+
+    def primed(self, rows: Sequence[Row]) -> Sequence[Row]:
+        """``rows``, their dense scores computed together."""
+        return rows if self._dense is None else self._dense.primed(rows)
 
     @property
     def positive_part(self) -> dict[int, float]:
@@ -86,9 +98,7 @@ class Scorer:
         return {i: -v for i, v in (self.sparse_query or {}).items() if v < 0}
 
     def dense(self, row: Row) -> float:
-        if self.dense_query is None:
-            return 0.0
-        return float(exact_scores(self.metric, self.dense_query, row[layout.VECTOR])[0])
+        return 0.0 if self._dense is None else self._dense(row)
 
     def sparse(self, row: Row) -> float:
         if self.sparse_query is None:
@@ -131,7 +141,8 @@ def _sparse_list(source: CandidateSource, query: dict[int, float], field: str
 def _lists(scorer: Scorer, source: CandidateSource) -> list[RankedList[Row]]:
     lists: list[RankedList[Row]] = []
     if scorer.dense_query is not None:
-        lists.append(RankedList(source.dense, scorer.dense))
+        lists.append(RankedList(lambda depth: scorer.primed(source.dense(depth)),
+                                scorer.dense))
     if scorer.positive_part:
         lists.append(_sparse_list(source, scorer.positive_part, layout.SPARSE))
     if scorer.negative_part:

@@ -29,6 +29,7 @@ calls are behind :class:`CandidateSource`.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,9 +40,9 @@ import numpy as np
 import numpy.typing as npt
 
 from vectorport.adapterkit import (
+    DenseScores,
     RankedList,
     contract_order,
-    exact_scores,
     threshold_top_k,
 )
 from vectorport.adapterkit import first_depth as kit_first_depth
@@ -72,47 +73,32 @@ record_id: Callable[[Hit], str] = operator.attrgetter("record_id")
 
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """The exact score of a stored point for one query.
-
-    Dense scores of a search's hits are computed together (:meth:`primed`: one matrix
-    product instead of a NumPy call per hit) and remembered by record id (a query reads
-    one namespace, where ids are unique) for the rest of the query, so a hit seen again
-    when the search widens is not scored twice."""
+    """The exact score of a stored point for one query; dense scores a search at a time
+    (:class:`~vectorport.adapterkit.DenseScores`, through :meth:`primed`: the stored
+    vectors of its hits as one matrix, :func:`~.codec.dense_matrix`)."""
 
     metric: Metric
     vector_name: str
     dense_query: npt.NDArray[np.float64] | None
     sparse_query: dict[int, float] | None
-    _dense_memo: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+    _dense: DenseScores[Hit] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def for_query(cls, metric: Metric, vector_name: str,
                   vector: npt.NDArray[np.float32] | None,
                   sparse: SparseVector | None) -> Scorer:
         dense = None if vector is None else np.asarray(vector, dtype=np.float64)
-        return cls(metric, vector_name, dense, None if sparse is None else sparse.as_dict())
+        scores = None if dense is None else DenseScores(
+            metric, dense, record_id, functools.partial(dense_matrix, name=vector_name))
+        return cls(metric, vector_name, dense, None if sparse is None else sparse.as_dict(),
+                   scores)
 
     def primed(self, hits: Sequence[Hit]) -> Sequence[Hit]:
-        """``hits``, their dense scores computed in one go: the stored vectors, as the
-        engine gave them, become one float64 matrix (:func:`~.codec.dense_matrix`)."""
-        if self.dense_query is None:
-            return hits
-        memo = self._dense_memo
-        fresh = [hit for hit in hits if hit.record_id not in memo]
-        if fresh:
-            matrix = dense_matrix(fresh, self.vector_name)
-            scores = exact_scores(self.metric, self.dense_query, matrix)
-            memo.update(zip((hit.record_id for hit in fresh), scores.tolist(), strict=True))
-        return hits
+        """``hits``, their dense scores computed together."""
+        return hits if self._dense is None else self._dense.primed(hits)
 
     def dense(self, hit: Hit) -> float:
-        if self.dense_query is None:
-            return 0.0
-        score = self._dense_memo.get(hit.record_id)
-        if score is None:
-            score = self._dense_memo[hit.record_id] = float(exact_scores(
-                self.metric, self.dense_query, dense_matrix([hit], self.vector_name))[0])
-        return score
+        return 0.0 if self._dense is None else self._dense(hit)
 
     def sparse(self, hit: Hit) -> float:
         if self.sparse_query is None:
