@@ -234,10 +234,13 @@ def _qdrant_edge(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         def same_query(q: Vectors) -> object:
             """The adapter's first search on its own shard: its depth and vector, the
             payload (which holds the vector as written), without the namespace condition
-            (left out while the shard holds one namespace)."""
-            return engine._entry(index.name).shard.query(qe.QueryRequest(
-                limit=depth, query=qe.Query.Nearest(np.asarray(q).tolist(), using=using),
-                with_payload=True, with_vector=False))
+            (left out while the shard holds one namespace); the payloads read
+            (qdrant-edge-py converts one only when it is read; the raw side reads its
+            own, as the adapter does)."""
+            return [point.payload for point in engine._entry(index.name).shard.query(
+                qe.QueryRequest(limit=depth, query=qe.Query.Nearest(
+                    np.asarray(q).tolist(), using=using), with_payload=True,
+                    with_vector=False))]
 
         from vectorport.adapters.qdrant import codec, naming
 

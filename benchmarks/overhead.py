@@ -373,9 +373,12 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         params = dense_search_params(index.spec, request, depth)
 
         def same_query(q: Vectors) -> object:
-            return client.search(index.name, data=[q.tolist()], anns_field=layout.VECTOR,
+            """The adapter's search, its hits read (pymilvus decodes them only then; the
+            raw side reads its own, as the adapter does)."""
+            hits = client.search(index.name, data=[q.tolist()], anns_field=layout.VECTOR,
                                  limit=depth, filter=expression, output_fields=fields,
                                  search_params=params, consistency_level="Strong")
+            return [hit.get("entity") for hit in hits[0]]
 
         adapter_row, in_meta = adapter._row, adapter._bounds_in_meta(index.spec)
         columns = adapter._columns
