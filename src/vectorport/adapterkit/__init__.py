@@ -59,7 +59,7 @@ from vectorport.adapterkit.ranking import (
     scan_top_k,
     threshold_top_k,
 )
-from vectorport.adapterkit.upkeep import UpkeepSchedule, time_short
+from vectorport.adapterkit.upkeep import UpkeepSchedule, say_deferred, time_short
 from vectorport.adapterkit.wire import (
     prefix_upper_bound,
     read_only_float32,
@@ -233,6 +233,7 @@ __all__ = [
     "request_timeout",
     "retry_after",
     "same_index",
+    "say_deferred",
     "scan_top_k",
     "score_from_distance",
     "sort_matches",

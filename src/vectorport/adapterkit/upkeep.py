@@ -21,6 +21,7 @@ adapter's ``optimize``, runs it.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -112,4 +113,19 @@ class UpkeepSchedule:
         self.deferred = False
 
 
-__all__ = ["ESTIMATE_MARGIN", "UpkeepSchedule", "time_short"]
+def say_deferred(log: logging.Logger, schedule: UpkeepSchedule, left: float, *,
+                 upkeep: str, index: str, units: str, waits_for: str,
+                 meanwhile: str) -> None:
+    """Warn, in one wording for every adapter, that ``upkeep`` of ``index`` waits for
+    a later ``waits_for`` (a write, a read) with more than the ``left`` seconds this one
+    had; ``meanwhile`` says what reads do until then."""
+    log.warning(
+        "%s of index %r waits for a %s with more time left (%d %s written since it last "
+        "ran, an estimated %.1f s, %.1f s left of the call's deadline); until then %s. "
+        "Call store.adapter.optimize(%r) or allow %ss more time (?timeout=, "
+        "vectorport.deadline)",
+        upkeep, index, waits_for, schedule.written, units, schedule.estimate, left,
+        meanwhile, index, waits_for)
+
+
+__all__ = ["ESTIMATE_MARGIN", "UpkeepSchedule", "say_deferred", "time_short"]

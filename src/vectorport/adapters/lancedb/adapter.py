@@ -67,6 +67,7 @@ from vectorport.adapterkit import (
     batches,
     exact_scores,
     read_only_float32,
+    say_deferred,
     unique,
 )
 from vectorport.adapterkit.handles import Handles
@@ -384,11 +385,11 @@ class LanceDBAdapter:
         74.7 ms, 15.9 ms once optimized. A run folds them in and compacts the small
         fragments the writes left: 0.10-0.12 s for 5,000 rows written in 50 upserts
         into an IVF index of 100,000 rows."""
-        # under the writers' lock: concurrent writes count every row, and one runs it
         def fold_in() -> None:
             with self._translated("optimize", index.name):
                 table.optimize()
 
+        # under the writers' lock: concurrent writes count every row, and one runs it
         with self._write_lock:
             schedule = self._upkeep.setdefault(index.name, UpkeepSchedule(SECONDS_PER_ROW))
             if not schedule.count(rows, options.optimize_every):
@@ -396,13 +397,9 @@ class LanceDBAdapter:
             left = schedule.run_or_defer(fold_in)
         if left is None:
             return
-        log.warning(
-            "lancedb: folding the %d rows written since index %r was optimized into its "
-            "ANN index waits for a write with more time left (an estimated %.1f s, %.1f s "
-            "left of the call's deadline); until then searches read them in full. Call "
-            "store.adapter.optimize(%r) or allow writes more time (?timeout=, "
-            "vectorport.deadline)",
-            schedule.written, index.name, schedule.estimate, left, index.name)
+        say_deferred(log, schedule, left, upkeep="lancedb: folding new rows into the ANN "
+                     "index", index=index.name, units="rows", waits_for="write",
+                     meanwhile="searches read them in full")
 
     def _columns(self, request_include: Any) -> list[str]:
         columns = [codec.ID, codec.VECTOR]

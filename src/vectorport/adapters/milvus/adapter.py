@@ -156,7 +156,7 @@ class MilvusAdapter:
             timeout=None if timeout is None else request_timeout(timeout),
         )
         self._sealing = Sealing(self._flush, engine_seals=self._engine.seals_on_its_own)
-        """Rows written since each collection's last seal, sealed by a search
+        """Rows written since each collection's last seal, sealed by a read
         (:mod:`.sealing`)."""
         self._columns = (ColumnUpserts(self._client)
                          if self._embedded and self._engine.spec_in_properties
@@ -586,7 +586,7 @@ class MilvusAdapter:
         self._call(operation, name, self._client.flush)
 
     def _seal(self, operation: str, name: str) -> None:
-        """:meth:`_flush`, outside the searches' schedule (:mod:`.sealing`)."""
+        """:meth:`_flush`, outside the reads' schedule (:mod:`.sealing`)."""
         self._flush(operation, name)
         self._sealing.sealed(name)
 

@@ -27,7 +27,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from vectorport.adapterkit import IndexSpec, UpkeepSchedule
+from vectorport.adapterkit import IndexSpec, UpkeepSchedule, say_deferred
 from vectorport.adapters.milvus.options import optimize_every
 
 log = logging.getLogger("vectorport.milvus")
@@ -72,13 +72,9 @@ class Sealing:
             left = schedule.run_or_defer(lambda: self._seal("query", index.name))
         if left is None:
             return
-        log.warning(
-            "milvus: sealing the %d rows written to index %r since its last seal waits for "
-            "a read with more time left (an estimated %.1f s, %.1f s left of the call's "
-            "deadline); until then searches and counts read them one by one. Call "
-            "store.adapter.optimize(%r) or allow reads more time (?timeout=, "
-            "vectorport.deadline)",
-            schedule.written, index.name, schedule.estimate, left, index.name)
+        say_deferred(log, schedule, left, upkeep="milvus: sealing", index=index.name,
+                     units="rows", waits_for="read",
+                     meanwhile="searches and counts read them one by one")
 
     def sealed(self, name: str) -> None:
         """Collection ``name`` was sealed outside the schedule: count afresh."""

@@ -35,7 +35,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from vectorport.adapterkit import UpkeepSchedule, time_short
+from vectorport.adapterkit import UpkeepSchedule, say_deferred, time_short
 from vectorport.adapters.qdrant import naming, numbers
 from vectorport.adapters.qdrant.codec import Hit, Point, QueryValue, VectorValue, hit_of
 from vectorport.adapters.qdrant.engines.tenants import Reader, Tenants, leading_namespace
@@ -411,13 +411,9 @@ class EdgeEngine:
         schedule = entry.optimizers
         left = schedule.run_or_defer(lambda: _optimize_and_flush(entry.shard))
         if left is not None:
-            log.warning(
-                "qdrant+edge: Qdrant's optimizers for index %r wait for a write with "
-                "more time left (%d points written since they last ran, an estimated "
-                "%.1f s, %.1f s left of the call's deadline); until then new points "
-                "are searched in full. Call store.adapter.optimize(%r) or allow "
-                "writes more time (?timeout=, vectorport.deadline)",
-                name, schedule.written, schedule.estimate, left, name)
+            say_deferred(log, schedule, left, upkeep="qdrant+edge: Qdrant's optimizers run",
+                         index=name, units="points", waits_for="write",
+                         meanwhile="new points are searched in full")
 
     def optimize(self, name: str) -> None:
         """Run Qdrant's optimizers on the shard of ``name`` now, whatever the deadline:
