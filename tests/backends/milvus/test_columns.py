@@ -147,7 +147,9 @@ def test_sparse_indexes_keep_the_row_path(store: vectorport.Store) -> None:
 def test_packed_vectors_are_the_field_pymilvus_extends(rows: int, dimension: int,
                                                        seed: int) -> None:
     """The vectors' field, merged from its packed bytes, serialises as extending it with
-    the values as Python floats does (the lengths of every varint size: up to 176 KB)."""
+    the values as Python floats does (the lengths of every varint size: up to 176 KB),
+    and :func:`columns.unpacked_floats` reads that serialised field back (as the
+    column-wise reading of a search's hits does, :mod:`vectorport.adapters.milvus.hits`)."""
     from pymilvus.grpc_gen import schema_pb2
 
     rng = np.random.default_rng(seed)
@@ -161,3 +163,19 @@ def test_packed_vectors_are_the_field_pymilvus_extends(rows: int, dimension: int
     ours.MergeFromString(columns.packed_floats(matrix))
     assert ours.SerializeToString() == theirs.SerializeToString()
     assert np.array(ours.data, dtype=np.float32).tobytes() == matrix.tobytes()
+    values = columns.unpacked_floats(theirs.SerializeToString())
+    assert values is not None and not values.flags.writeable
+    assert values.tobytes() == matrix.tobytes()
+
+
+@pytest.mark.parametrize("wire", [
+    b"\x12\x04abcd",  # another field
+    b"\x0a\x05abcde",  # a length that is not whole floats
+    b"\x0a\x08abcd",  # shorter than its length
+    b"\x0a\x04abcdx",  # longer than its length
+    b"\x0a\x84",  # a varint cut short
+])
+def test_unpacked_floats_refuse_anything_but_the_one_packed_field(wire: bytes) -> None:
+    assert columns.unpacked_floats(wire) is None
+    empty = columns.unpacked_floats(b"")  # no values at all
+    assert empty is not None and empty.size == 0

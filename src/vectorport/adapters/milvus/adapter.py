@@ -88,6 +88,7 @@ from vectorport.adapters.milvus.filters import (
     scoped,
 )
 from vectorport.adapters.milvus.generations import SchemaTokens
+from vectorport.adapters.milvus.hits import ColumnHits
 from vectorport.adapters.milvus.options import QUERY_OPTIONS, URL_OPTIONS, creation_options
 from vectorport.adapters.milvus.ranking import Row, Scorer, exact_top_k
 from vectorport.adapters.milvus.rows import aux_of, record_row, sparse_of
@@ -162,6 +163,8 @@ class MilvusAdapter:
                          if self._embedded and self._engine.spec_in_properties
                          and self._engine.nullable_documents else None)
         """Column-wise upserts (:mod:`.columns`): milvus-lite 3 files only."""
+        self._hits = ColumnHits()
+        """Search hits read column-wise where proven (:mod:`.hits`)."""
         # which Index handles still reach the index they were opened on (the kit's
         # Handles): a collection handle here is only a name, so without this an Index
         # kept across a delete read and wrote the collection created again under its

@@ -74,6 +74,29 @@ _FLOAT_DATA_TAG = bytes([1 << 3 | 2])
 """Field 1 (``FloatArray.data``), wire type 2 (length-delimited: packed)."""
 
 
+def unpacked_floats(wire: bytes) -> np.ndarray[Any, Any] | None:
+    """The float32 values of a ``FloatArray``'s wire form, the inverse of
+    :func:`packed_floats`: a read-only view of ``wire``, no copy. ``b""`` (no values)
+    is empty; None when ``wire`` is not exactly that one packed field."""
+    if not wire:
+        return np.frombuffer(b"", dtype="<f4")
+    if wire[:1] != _FLOAT_DATA_TAG:
+        return None
+    length, shift, position = 0, 0, 1
+    while position < len(wire):
+        byte = wire[position]
+        position += 1
+        length |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            break
+    else:
+        return None
+    if length % 4 or position + length != len(wire):
+        return None
+    return np.frombuffer(wire, dtype="<f4", count=length // 4, offset=position)
+
+
 def _varint(value: int) -> bytes:
     """``value`` (non-negative) as a protobuf base-128 varint."""
     out = bytearray()
@@ -139,4 +162,4 @@ class ColumnUpserts:
                                       handler.server_address, "")
 
 
-__all__ = ["ColumnUpserts", "packed_floats", "request"]
+__all__ = ["ColumnUpserts", "packed_floats", "request", "unpacked_floats"]

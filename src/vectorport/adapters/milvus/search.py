@@ -62,19 +62,14 @@ class Candidates:
     def _search_params(self, depth: int) -> dict[str, Any]:
         return dense_search_params(self.index, self.request, depth)  # explain shows it
 
-    def _search(self, data: Any, field: str, depth: int, search_params: dict[str, Any]) -> list[Row]:
+    def _search(self, data: Any, field: str, depth: int, search_params: dict[str, Any]) -> Sequence[Row]:
         client = self.adapter._client
         result = self.adapter._call(
             "search", self.index.name, client.search, data=[data], anns_field=field,
             limit=depth, filter=self.expression, output_fields=self.fields,
             search_params=search_params, consistency_level=self.consistency,
         )
-        rows: list[Row] = []
-        for hit in result[0] if result else ():
-            entity = dict(hit.get("entity") or {})
-            entity[layout.PK] = hit.get(layout.PK, entity.get(layout.PK))
-            rows.append(entity)
-        return rows
+        return self.adapter._hits.rows(result[0]) if result else []
 
     def dense(self, limit: int) -> Sequence[Row]:
         assert self.request.vector is not None
