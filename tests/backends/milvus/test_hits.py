@@ -1,11 +1,12 @@
-"""Search hits read column-wise (:mod:`vectorport.adapters.milvus.hits`).
+"""Search hits and query rows read column-wise (:mod:`vectorport.adapters.milvus.hits`).
 
 The rows read from the response's columns must be the rows pymilvus decodes from the
-same hits (vectors as the same float32 values, every other field equal and of the same
-type), for arbitrary records (hostile ids and strings, every metadata kind, documents
-present and missing, extreme float32 values) and for the hits of every query of a
-batch, each at its own offset in the response. The adapter must use the columns only
-for the fields the first read proved, and keep pymilvus' decoding for the rest.
+same response (vectors as the same float32 values, every other field equal and of the
+same type), for arbitrary records (hostile ids and strings, every metadata kind,
+documents present and missing, extreme float32 values), for the hits of every query of
+a batch, each at its own offset in the response, and for queries by key and in key
+order. The adapter must use the columns only for the fields the first read proved, and
+keep pymilvus' decoding for the rest.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import vectorport
 pytest.importorskip("pymilvus")
 
 from vectorport.adapters.milvus import hits, layout
+from vectorport.adapters.milvus.filters import pk_in
 from vectorport.core.types import Record
 from vectorport.testing.milvus import milvus_url
 
@@ -75,12 +77,11 @@ def _search(store: vectorport.Store, index: vectorport.Index, queries: list[list
         consistency_level="Strong")
 
 
-def _lazy_or_skip(result: Any) -> Any:
-    lazy = hits._lazy_fields(result)
-    if lazy is None:
-        pytest.skip("this pymilvus decodes a search's hits otherwise: its own decoding "
-                    "is kept, which the adapter's tests cover")
-    return lazy
+def _undecoded_or_skip(undecoded: Any) -> Any:
+    if undecoded is None:
+        pytest.skip("this pymilvus decodes results otherwise: its own decoding is kept, "
+                    "which the adapter's tests cover")
+    return undecoded
 
 
 def _assert_same_rows(ours: Any, theirs: Any) -> None:
@@ -110,11 +111,20 @@ def test_column_rows_are_the_rows_pymilvus_decodes(
     result = _search(store, index, queries, limit, fields)
     assert len(result) == len(queries)
     for query_hits in result:  # each query's hits sit at their own offset
-        lazy = _lazy_or_skip(query_hits)
-        ours = hits.column_rows(query_hits, lazy)  # reads without decoding
-        assert ours is not None
-        _assert_same_rows(ours, hits.decoded_rows(query_hits))
+        ours = hits.column_rows(_undecoded_or_skip(hits._search_hits(query_hits)))
+        assert ours is not None  # read without decoding: pymilvus' decoding comes next
+        _assert_same_rows(ours, hits.decoded_hits(query_hits))
         assert len(ours) == min(limit, len(records))
+    # a query's rows, by key and in key order
+    adapter: Any = store.adapter
+    keys = [adapter._pk("", r.id) for r in records]
+    for arguments in ({"filter": pk_in(keys)},
+                      {"filter": f'{layout.PK} >= ""', "limit": limit, "iterator": "True"}):
+        rows = adapter._client.query(index.name, output_fields=fields,
+                                     consistency_level="Strong", **arguments)
+        ours = hits.column_rows(_undecoded_or_skip(hits._query_rows(rows)))
+        assert ours is not None
+        _assert_same_rows(ours, list(rows))
 
 
 def test_the_adapter_reads_columns_only_for_the_fields_it_proved(
@@ -126,7 +136,7 @@ def test_the_adapter_reads_columns_only_for_the_fields_it_proved(
                    "document": None if i % 2 else f"d{i}"} for i in range(20)])
     query = rng.standard_normal(_DIM).tolist()
     fields = [layout.PK, layout.VECTOR, layout.META, layout.DOCUMENT]
-    _lazy_or_skip(_search(store, index, [query], 5, fields)[0])
+    _undecoded_or_skip(hits._search_hits(_search(store, index, [query], 5, fields)[0]))
     reader = hits.ColumnHits()
 
     def vectors(rows: Any) -> set[type]:
@@ -148,6 +158,19 @@ def test_the_adapter_reads_columns_only_for_the_fields_it_proved(
     bare = [layout.PK, layout.VECTOR]
     assert vectors(reader.rows(_search(store, index, [query], 5, bare)[0])) == {list}
     assert vectors(reader.rows(_search(store, index, [query], 5, bare)[0])) == {np.ndarray}
+    # and so are a query's rows, another kind of result
+    client = store.adapter._client  # type: ignore[attr-defined]
+
+    def query_rows() -> Any:
+        return reader.query_rows(client.query(index.name, filter=f'{layout.PK} >= ""',
+                                              output_fields=fields, limit=7,
+                                              consistency_level="Strong"))
+
+    first_rows = query_rows()
+    assert vectors(first_rows) == {list} and len(first_rows) == 7
+    next_rows = query_rows()
+    assert vectors(next_rows) == {np.ndarray}
+    _assert_same_rows(next_rows, first_rows)
 
 
 def test_queries_through_the_adapter_answer_as_the_reference(

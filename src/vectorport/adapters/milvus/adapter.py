@@ -164,7 +164,7 @@ class MilvusAdapter:
                          and self._engine.nullable_documents else None)
         """Column-wise upserts (:mod:`.columns`): milvus-lite 3 files only."""
         self._hits = ColumnHits()
-        """Search hits read column-wise where proven (:mod:`.hits`)."""
+        """Search hits and query rows read column-wise where proven (:mod:`.hits`)."""
         # which Index handles still reach the index they were opened on (the kit's
         # Handles): a collection handle here is only a name, so without this an Index
         # kept across a delete read and wrote the collection created again under its
@@ -605,9 +605,9 @@ class MilvusAdapter:
                     output_fields=[layout.PK], consistency_level="Strong")]
                 if not chunk:
                     continue
-            rows = self._call("query", index.name, self._client.query,
-                              filter=pk_in(chunk), output_fields=fields,
-                              consistency_level="Strong")
+            rows = self._hits.query_rows(self._call(
+                "query", index.name, self._client.query, filter=pk_in(chunk),
+                output_fields=fields, consistency_level="Strong"))
             out.extend(self._record(index, row) for row in rows)
         return out
 
@@ -668,13 +668,15 @@ class MilvusAdapter:
             # as fetch does
             keys = [str(r[layout.PK]) for r in
                     self._ordered(index, expression, [layout.PK], limit, consistency)]
-            rows = [row for chunk in batches(keys, _PK_CHUNK) for row in self._call(
-                "query", index.name, self._client.query, filter=pk_in(chunk),
-                output_fields=fields, consistency_level=consistency)]
+            rows = [row for chunk in batches(keys, _PK_CHUNK)
+                    for row in self._hits.query_rows(self._call(
+                        "query", index.name, self._client.query, filter=pk_in(chunk),
+                        output_fields=fields, consistency_level=consistency))]
         else:
-            rows = self._call("query", index.name, self._client.query, filter=expression,
-                              output_fields=fields, limit=limit, iterator="True",
-                              consistency_level=consistency)
+            rows = list(self._hits.query_rows(self._call(
+                "query", index.name, self._client.query, filter=expression,
+                output_fields=fields, limit=limit, iterator="True",
+                consistency_level=consistency)))
         return sorted(rows, key=lambda r: str(r[layout.PK]))
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:

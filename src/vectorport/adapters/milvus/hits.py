@@ -1,25 +1,29 @@
-"""A search's hits read column-wise, where pymilvus would decode them cell by cell.
+"""Search hits and query results read column-wise, where pymilvus would decode them
+cell by cell.
 
-pymilvus decodes the hits of a search only when they are read, and then one cell at a
-time: a type lookup per cell, each vector sliced out of the response's repeated float
-field as a list of Python floats, each JSON value parsed in its own call. For the
-adapter's top-10 search (12 hits, their vectors, metadata and documents) that took
-430-480 µs of the calling thread per query on milvus-lite, about a tenth of the
-query. Here the vectors come out of the response as one float32 matrix (the packed
-field's bytes, :func:`.columns.unpacked_floats`) and each hit's row takes a row of it:
-47 µs for the same hits.
+pymilvus decodes the vectors and JSON values of a search's hits, and of a query's
+rows, only when they are read, and then one cell at a time: a type lookup per cell,
+each vector sliced out of the response's repeated float field as a list of Python
+floats, each JSON value parsed in its own call. For the adapter's top-10 search (12
+hits, their vectors, metadata and documents) that took 430-480 µs of the calling
+thread per query on milvus-lite, about a tenth of the query. Here the vectors come out
+of the response as one float32 matrix (the packed field's bytes,
+:func:`.columns.unpacked_floats`) and each row takes a row of it: 47 µs for the same
+hits.
 
 Used only where it is proven, as the column-wise upserts are (:mod:`.columns`): the
-first search whose hits carry a given set of lazily decoded fields is read both ways,
-pymilvus' and ours, and the columns serve that set only when the rows are equal
-(vectors as float32 values; every other field as pymilvus gives it). A pymilvus
-that keeps its hits otherwise, a nullable or sparse vector, a dynamic field or any
-field type not read here keeps pymilvus' own decoding, with nothing lost.
+first result of each kind (search or query) whose rows carry a given set of lazily
+decoded fields is read both ways, pymilvus' and ours, and the columns serve that set
+only when the rows are equal (vectors as float32 values; every other field as
+pymilvus gives it). A pymilvus that keeps its results otherwise, a nullable or sparse
+vector, a dynamic field or any field type not read here keeps pymilvus' own decoding,
+with nothing lost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,44 +39,63 @@ _JSON = 23
 """``DataType.JSON``."""
 
 
-def decoded_rows(hits: Any) -> list[Row]:
-    """The hits as pymilvus decodes them: each entity with its ``pk``."""
-    rows: list[Row] = []
-    for hit in hits:
-        entity = dict(hit.get("entity") or {})
-        entity[layout.PK] = hit.get(layout.PK, entity.get(layout.PK))
-        rows.append(entity)
-    return rows
+@dataclass(frozen=True)
+class _Undecoded:
+    """A result pymilvus has not decoded yet: each row's eagerly decoded fields (copies,
+    with ``pk``), the fields left encoded, and where the rows start in them."""
+
+    kind: str
+    rows: list[dict[str, Any]]
+    lazy: tuple[Any, ...]
+    start: int
+
+    @property
+    def shape(self) -> tuple[str, tuple[tuple[str, int], ...]]:
+        return self.kind, tuple((f.field_name, int(f.type)) for f in self.lazy)
 
 
-def _lazy_fields(hits: Any) -> Sequence[Any] | None:
-    """The fields pymilvus left encoded in ``hits`` (one query's hits), when it kept
-    them as this module reads them and has not decoded them yet; else None."""
+def _readable(lazy: Sequence[Any]) -> bool:
+    return all(not len(f.valid_data) and (f.type == _FLOAT_VECTOR or (
+        f.type == _JSON and not f.is_dynamic)) for f in lazy)
+
+
+def _search_hits(hits: Any) -> _Undecoded | None:
+    """One query's hits of a search (pymilvus' ``HybridHits``), undecoded."""
     lazy = getattr(hits, "lazy_field_data", None)
     if (lazy is None or getattr(hits, "has_materialized", True)
             or not isinstance(getattr(hits, "start", None), int)
-            or not hasattr(hits, "get_raw_item") or not hasattr(hits, "ids")):
+            or not hasattr(hits, "get_raw_item") or not hasattr(hits, "ids")
+            or not _readable(lazy)):
         return None
-    for field in lazy:
-        if len(field.valid_data) or field.type not in (_FLOAT_VECTOR, _JSON) or (
-                field.type == _JSON and field.is_dynamic):
-            return None
-    return list(lazy)
-
-
-def column_rows(hits: Any, lazy: Sequence[Any]) -> Sequence[Row] | None:
-    """The hits' rows read column-wise (``lazy``: :func:`_lazy_fields`), or None when
-    the response holds fewer values than the hits."""
-    import orjson
-
-    start, count = hits.start, len(hits.ids)
-    rows: list[dict[str, Any]] = []
+    rows = []
     for i, pk in enumerate(hits.ids):
         hit = hits.get_raw_item(i)  # the hit without decoding its lazy fields
         entity = dict(hit.get("entity") or {})
         entity[layout.PK] = hit.get(layout.PK, pk)
         rows.append(entity)
-    for field in lazy:
+    return _Undecoded("search", rows, tuple(lazy), hits.start)
+
+
+def _query_rows(result: Any) -> _Undecoded | None:
+    """A query's rows (pymilvus' ``HybridExtraList``), undecoded."""
+    lazy = getattr(result, "_lazy_field_data", None)
+    decoded = getattr(result, "_materialized_bitmap", None)
+    if (lazy is None or not isinstance(decoded, list) or any(decoded)
+            or getattr(result, "_strict_float32", True) or not _readable(lazy)):
+        return None
+    rows = [dict(list.__getitem__(result, i)) for i in range(len(result))]
+    if any("_original_idx" in row for row in rows):  # rows expanded per element
+        return None
+    return _Undecoded("query", rows, tuple(lazy), 0)
+
+
+def column_rows(result: _Undecoded) -> list[Row] | None:
+    """``result``'s rows with their lazy fields read column-wise, or None when the
+    response holds fewer values than the rows."""
+    import orjson
+
+    rows, start, count = result.rows, result.start, len(result.rows)
+    for field in result.lazy:
         name = field.field_name
         if field.type == _FLOAT_VECTOR:
             dim = field.vectors.dim
@@ -88,6 +111,16 @@ def column_rows(hits: Any, lazy: Sequence[Any]) -> Sequence[Row] | None:
                 return None
             for i, row in enumerate(rows):
                 row[name] = orjson.loads(data[start + i])
+    return list(rows)
+
+
+def decoded_hits(hits: Any) -> list[Row]:
+    """A search's hits as pymilvus decodes them: each entity with its ``pk``."""
+    rows: list[Row] = []
+    for hit in hits:
+        entity = dict(hit.get("entity") or {})
+        entity[layout.PK] = hit.get(layout.PK, entity.get(layout.PK))
+        rows.append(entity)
     return rows
 
 
@@ -107,32 +140,39 @@ def _equal(ours: Sequence[Row], theirs: Sequence[Row]) -> bool:
 
 
 class ColumnHits:
-    """Reads search hits column-wise for the sets of lazy fields where the first read
-    both ways gave equal rows (see the module docstring)."""
+    """Reads search hits and query rows column-wise for the sets of lazy fields where
+    the first read both ways gave equal rows (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._proven: dict[tuple[tuple[str, int], ...], bool] = {}
+        self._proven: dict[tuple[str, tuple[tuple[str, int], ...]], bool] = {}
 
     def rows(self, hits: Any) -> Sequence[Row]:
-        """One query's hits as rows: field name → value, with ``pk``; dense vectors as
-        read-only float32 arrays where read column-wise, lists of floats otherwise."""
-        lazy = _lazy_fields(hits)
-        if lazy is None:
-            return decoded_rows(hits)
-        shape = tuple((field.field_name, int(field.type)) for field in lazy)
-        known = self._proven.get(shape)
+        """One query's hits of a search as rows: field name → value, with ``pk``; dense
+        vectors as read-only float32 arrays where read column-wise, lists of floats
+        otherwise."""
+        return self._read(_search_hits(hits), hits, decoded_hits)
+
+    def query_rows(self, result: Any) -> Sequence[Row]:
+        """A query's rows, as :meth:`rows`."""
+        return self._read(_query_rows(result), result, list)
+
+    def _read(self, undecoded: _Undecoded | None, result: Any,
+              decode: Callable[[Any], Iterable[Row]]) -> Sequence[Row]:
+        if undecoded is None:
+            return list(decode(result))
+        known = self._proven.get(undecoded.shape)
         if known is False:
-            return decoded_rows(hits)
-        ours = column_rows(hits, lazy)
+            return list(decode(result))
+        ours = column_rows(undecoded)
         if ours is None:
-            return decoded_rows(hits)
+            return list(decode(result))
         if known is None:
             if not ours:
-                return ours  # no hits: nothing to compare yet
-            theirs = decoded_rows(hits)
-            self._proven[shape] = _equal(ours, theirs)
+                return ours  # no rows: nothing to compare yet
+            theirs = list(decode(result))
+            self._proven[undecoded.shape] = _equal(ours, theirs)
             return theirs
         return ours
 
 
-__all__ = ["ColumnHits", "column_rows", "decoded_rows"]
+__all__ = ["ColumnHits", "column_rows", "decoded_hits"]
