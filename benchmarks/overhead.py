@@ -385,21 +385,26 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
         first = adapter_records(index, batches[0])[0]
         column_wise = adapter._column_wise(index.spec, "", first, in_meta)
 
+        filter_keys = adapter._filter_keys(index.spec)
+
         def same_rows(batch: Batch) -> Any:
             """The adapter's own request for the batch: on milvus-lite 3 the column-wise
-            UpsertRequest it sends (adapters/milvus/columns.py), elsewhere its rows."""
+            InsertRequest it sends (adapters/milvus/columns.py), elsewhere its rows."""
             records = adapter_records(index, batch)
             if column_wise:
                 from vectorport.adapters.milvus import columns as milvus_columns
 
                 _, timestamp = columns._schema(index.name)
                 pks = [adapter._pk("", r.id) for r in records]
-                return milvus_columns.request(index.name, pks, "", records, timestamp)
+                return milvus_columns.request(index.name, pks, "", records, timestamp,
+                                              filter_keys=filter_keys)
             return [adapter_row(index.spec, "", r, in_meta) for r in records]
 
         def same_upsert(prepared: Any) -> object:
             if column_wise:  # the same client's gRPC stub, as the adapter sends it
-                return client._get_connection()._stub.Upsert(prepared)
+                return client._get_connection()._stub.Insert(prepared)
+            if adapter.engine.inserts_replace:
+                return client.insert(index.name, prepared)
             return client.upsert(index.name, prepared)
 
         sides = _paired(index, batches, raw_query, raw_upsert, same_query=same_query,
@@ -410,9 +415,12 @@ def _milvus(data: Vectors, batches: list[Batch]) -> Iterator[Sides]:
                    "without vectors, and adds no namespace filter; the upsert's second "
                    "figure sends into the adapter's collection the request the adapter itself "
                    "sends, built before the timing: on milvus-lite 3 its column-wise "
-                   "UpsertRequest (namespaced primary keys, vectors, namespace, kind-tagged "
-                   "meta JSON, documents) through the same pymilvus client's gRPC stub; "
-                   "elsewhere its rows (MilvusAdapter._row) through MilvusClient.upsert; "
+                   "InsertRequest (an insert replaces there, where an upsert reads and "
+                   "merges: namespaced primary keys, vectors, namespace, kind-tagged "
+                   "meta JSON, documents, the filter keys in the dynamic field) through "
+                   "the same pymilvus client's gRPC stub; elsewhere its rows "
+                   "(MilvusAdapter._row) through MilvusClient.upsert; the raw side "
+                   "upserts its rows; "
                    "both collections are sealed after the load (MilvusClient.flush; the "
                    "adapter's first search would seal its own, optimize_every), so that "
                    "every side searches sealed rows: milvus-lite reads unsealed ones one by "

@@ -124,9 +124,12 @@ def _milvus(store: vectorport.Store, index: vectorport.Index, node: Filter) -> s
     from vectorport.adapters.milvus.explain import mask_literals
     from vectorport.adapters.milvus.filters import compile_filter
 
-    engine = store.adapter.engine  # type: ignore[attr-defined]
+    adapter: Any = store.adapter
+    engine = adapter.engine
     return mask_literals(compile_filter(node, negation=engine.negation,
-                                        encoded=engine.encoded_text))[0]
+                                        encoded=engine.encoded_text,
+                                        bounds_in_meta=adapter._bounds_in_meta(index.spec),
+                                        filter_keys=adapter._filter_keys(index.spec)))[0]
 
 
 def _turbopuffer(store: vectorport.Store, index: vectorport.Index, node: Filter) -> str:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import vectorport
 from vectorport.adapters.milvus.escaping import (
+    dynamic_key,
     json_path,
     quote_string,
     render_list,
@@ -120,6 +121,15 @@ def test_a_quoted_json_key_is_one_path_step(key: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
+@given(key=hostile_texts)
+def test_a_quoted_dynamic_key_is_one_key(key: str) -> None:
+    node = _parse(f"{dynamic_key(key)} == 1 and exists {dynamic_key(key)}")
+    for access in (node.operands[0].left, node.operands[1].field):
+        assert isinstance(access, milvus_ast.MetaAccess)
+        assert access.key == key
+
+
+@settings(max_examples=200, deadline=None)
 @given(values=st.lists(hostile_texts, min_size=1, max_size=5))
 def test_a_list_literal_keeps_its_elements(values: list[str]) -> None:
     node = _parse(f'json_contains_any(meta["l:f"], {render_list(tuple(values))})')
@@ -141,6 +151,8 @@ def _shape(node: Any) -> Any:
     """The AST without literal values: what an injection would have to change."""
     if isinstance(node, milvus_ast.StringLit):
         return "STR"
+    if isinstance(node, milvus_ast.MetaAccess):  # a membership key holds the value
+        return "KEY"
     if isinstance(node, tuple):
         return tuple(_shape(n) for n in node)
     if hasattr(node, "__dataclass_fields__"):
@@ -156,9 +168,9 @@ def _shape(node: Any) -> Any:
     {"f": "V"}, {"f": {"$ne": "V"}}, {"f": {"$in": ["V", "x"]}}, {"f": {"$nin": ["V"]}},
     {"f": {"$all": ["V", "x"]}}, {"f": {"$gt": "V"}}, {"f": {"$lte": "V"}},
     {"$or": [{"f": "V"}, {"$not": {"g": {"$gte": "V"}}}]},
-]))
+]), filter_keys=st.booleans())
 def test_compiled_filters_keep_their_shape_whatever_the_value(
-    value: str, template: dict[str, Any]
+    value: str, template: dict[str, Any], filter_keys: bool
 ) -> None:
     def fill(obj: Any, v: str) -> Any:
         if obj == "V":
@@ -169,8 +181,10 @@ def test_compiled_filters_keep_their_shape_whatever_the_value(
             return [fill(x, v) for x in obj]
         return obj
 
-    hostile = _parse(compile_filter(parse_filter(fill(template, value))))
-    harmless = _parse(compile_filter(parse_filter(fill(template, "harmless"))))
+    hostile = _parse(compile_filter(parse_filter(fill(template, value)),
+                                    filter_keys=filter_keys))
+    harmless = _parse(compile_filter(parse_filter(fill(template, "harmless")),
+                                     filter_keys=filter_keys))
     assert _shape(hostile) == _shape(harmless)
 
 
@@ -223,3 +237,19 @@ def test_engine_matches_exactly_the_records_with_the_value(
 @given(node=strategies.filters(ALL_FILTER_OPERATORS))
 def test_every_compiled_filter_parses(node: Any) -> None:
     _parse(compile_filter(node))
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=hostile_texts, filter_keys=st.booleans())
+def test_explain_masks_every_filter_value_membership_keys_included(
+        value: str, filter_keys: bool) -> None:
+    """What ``explain`` shows of a filter is the same whatever its values: a membership
+    key of the filter-keys layout (``$meta["e:tags:<value>"]``) holds a value too."""
+    from vectorport.adapters.milvus.explain import mask_literals
+
+    def masked(v: str) -> tuple[str, tuple[str, ...]]:
+        raw = {"$or": [{"tags": {"$in": [v, "x"]}}, {"tags": {"$all": [v]}},
+                       {"$not": {"tags": v}}]}
+        return mask_literals(compile_filter(parse_filter(raw), filter_keys=filter_keys))
+
+    assert masked(value) == masked("harmless")

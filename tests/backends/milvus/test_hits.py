@@ -77,6 +77,12 @@ def _search(store: vectorport.Store, index: vectorport.Index, queries: list[list
         consistency_level="Strong")
 
 
+def _record_fields(store: vectorport.Store, index: vectorport.Index) -> list[str]:
+    """The fields the adapter reads a whole record from (its metadata in the dynamic
+    field, or in ``meta``, by the collection's layout)."""
+    return store.adapter._record_fields(index.spec)  # type: ignore[attr-defined, no-any-return]
+
+
 def _undecoded_or_skip(undecoded: Any) -> Any:
     if undecoded is None:
         pytest.skip("this pymilvus decodes results otherwise: its own decoding is kept, "
@@ -107,11 +113,12 @@ def test_column_rows_are_the_rows_pymilvus_decodes(
         queries: list[list[float]], limit: int) -> None:
     index.delete_namespace("")
     index.upsert(records)
-    fields = [layout.PK, layout.VECTOR, layout.META, layout.DOCUMENT]
+    fields = _record_fields(store, index)
+    dynamic = layout.DYNAMIC in fields
     result = _search(store, index, queries, limit, fields)
     assert len(result) == len(queries)
     for query_hits in result:  # each query's hits sit at their own offset
-        ours = hits.column_rows(_undecoded_or_skip(hits._search_hits(query_hits)))
+        ours = hits.column_rows(_undecoded_or_skip(hits._search_hits(query_hits, dynamic)))
         assert ours is not None  # read without decoding: pymilvus' decoding comes next
         _assert_same_rows(ours, hits.decoded_hits(query_hits))
         assert len(ours) == min(limit, len(records))
@@ -122,7 +129,7 @@ def test_column_rows_are_the_rows_pymilvus_decodes(
                       {"filter": f'{layout.PK} >= ""', "limit": limit, "iterator": "True"}):
         rows = adapter._client.query(index.name, output_fields=fields,
                                      consistency_level="Strong", **arguments)
-        ours = hits.column_rows(_undecoded_or_skip(hits._query_rows(rows)))
+        ours = hits.column_rows(_undecoded_or_skip(hits._query_rows(rows, dynamic)))
         assert ours is not None
         _assert_same_rows(ours, list(rows))
 
@@ -135,8 +142,10 @@ def test_the_adapter_reads_columns_only_for_the_fields_it_proved(
                    "metadata": {"i": i, "s": "é", "t": ["b", "a"]},
                    "document": None if i % 2 else f"d{i}"} for i in range(20)])
     query = rng.standard_normal(_DIM).tolist()
-    fields = [layout.PK, layout.VECTOR, layout.META, layout.DOCUMENT]
-    _undecoded_or_skip(hits._search_hits(_search(store, index, [query], 5, fields)[0]))
+    fields = _record_fields(store, index)
+    dynamic = layout.DYNAMIC in fields
+    _undecoded_or_skip(hits._search_hits(_search(store, index, [query], 5, fields)[0],
+                                         dynamic))
     reader = hits.ColumnHits()
 
     def vectors(rows: Any) -> set[type]:
@@ -144,16 +153,16 @@ def test_the_adapter_reads_columns_only_for_the_fields_it_proved(
 
     # the first read of a set of lazily decoded fields is pymilvus' own, compared
     # with the columns; the next reads are the columns', the same rows
-    first = reader.rows(_search(store, index, [query], 5, fields)[0])
+    first = reader.rows(_search(store, index, [query], 5, fields)[0], dynamic=dynamic)
     assert vectors(first) == {list}
-    second = reader.rows(_search(store, index, [query], 5, fields)[0])
+    second = reader.rows(_search(store, index, [query], 5, fields)[0], dynamic=dynamic)
     assert vectors(second) == {np.ndarray}
     _assert_same_rows(second, first)
     assert [row[layout.DOCUMENT] for row in second] == [row[layout.DOCUMENT] for row in first]
     # hits pymilvus has already decoded are read as they are
     decoded = _search(store, index, [query], 5, fields)[0]
     list(decoded)
-    assert vectors(reader.rows(decoded)) == {list}
+    assert vectors(reader.rows(decoded, dynamic=dynamic)) == {list}
     # another set of lazy fields (no metadata) is proved anew
     bare = [layout.PK, layout.VECTOR]
     assert vectors(reader.rows(_search(store, index, [query], 5, bare)[0])) == {list}
@@ -164,7 +173,7 @@ def test_the_adapter_reads_columns_only_for_the_fields_it_proved(
     def query_rows() -> Any:
         return reader.query_rows(client.query(index.name, filter=f'{layout.PK} >= ""',
                                               output_fields=fields, limit=7,
-                                              consistency_level="Strong"))
+                                              consistency_level="Strong"), dynamic=dynamic)
 
     first_rows = query_rows()
     assert vectors(first_rows) == {list} and len(first_rows) == 7

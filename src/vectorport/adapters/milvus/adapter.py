@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vectorport.adapterkit import (
+    BackendError,
     Capabilities,
     ConfigError,
     ConnectionURL,
@@ -68,12 +69,12 @@ from vectorport.adapters.milvus.collection import (
     CATALOG_NAME,
     CATALOG_SPEC,
     SPEC_PROPERTY,
-    bounds_in_meta,
     build_index_params,
     build_schema,
     catalog_row,
     catalog_schema,
     has_aux,
+    new_layout,
     spec_from_json,
     spec_to_json,
 )
@@ -122,6 +123,9 @@ _KEY_FIELDS = frozenset({layout.PK, layout.NAMESPACE})
 DEFAULT_PORT = 19530
 LITE_FILENAME = "vectorport.db"
 _PK_CHUNK = 1_000
+_BOUNDS_IN_META = (layout.BOUNDS_IN_META, layout.FILTER_KEYS)
+"""The layout markers of collections that keep lists bounds first in ``meta``: every
+marker this version writes and reads."""
 
 
 _DROPS = threading.Lock()
@@ -149,9 +153,9 @@ class MilvusAdapter:
         with translated("connect"):
             self._client = MilvusClient(**kwargs)
         self._embedded = not uri.startswith(("http://", "https://"))  # a milvus-lite file
-        self._layouts: dict[str, bool] = {}
-        """Per collection: whether it keeps list bounds in ``meta`` (its layout marker,
-        read with its spec and kept)."""
+        self._layouts: dict[str, str | None] = {}
+        """Per collection: its :data:`.layout.LAYOUT_PROPERTY` marker (None: the first
+        layout), read with its spec and kept."""
         self._engine: Engine = detect_engine(
             self._client, lite_file=self._embedded,
             timeout=None if timeout is None else request_timeout(timeout),
@@ -160,7 +164,8 @@ class MilvusAdapter:
         """Rows written since each collection's last seal, sealed by a read
         (:mod:`.sealing`)."""
         self._columns = (ColumnUpserts(self._client)
-                         if self._embedded and self._engine.spec_in_properties
+                         if self._embedded and self._engine.inserts_replace
+                         and self._engine.spec_in_properties
                          and self._engine.nullable_documents else None)
         """Column-wise upserts (:mod:`.columns`): milvus-lite 3 files only."""
         self._hits = ColumnHits()
@@ -228,19 +233,32 @@ class MilvusAdapter:
 
     def _scoped(self, index: IndexSpec, namespace: str, node: Filter | None,
                 *extra: str) -> str:
+        marker = None if node is None else self._layout(index)
         return scoped(namespace, node, *extra, negation=self._engine.negation,
                       encoded=self._engine.encoded_text,
                       exact_numbers=self._engine.exact_numbers,
-                      bounds_in_meta=node is not None and self._bounds_in_meta(index))
+                      bounds_in_meta=marker in _BOUNDS_IN_META,
+                      filter_keys=marker == layout.FILTER_KEYS)
+
+    def _layout(self, index: IndexSpec) -> str | None:
+        """The layout marker of the collection of ``index``, read with its spec."""
+        if index.name not in self._layouts:
+            self._stored_spec(index.name)
+        return self._layouts.get(index.name)
 
     def _bounds_in_meta(self, index: IndexSpec) -> bool:
         """Whether the collection of ``index`` keeps list bounds in ``meta`` (the
-        :data:`.layout.BOUNDS_IN_META` layout): its marker, read with its spec."""
-        known = self._layouts.get(index.name)
-        if known is None:
-            self._stored_spec(index.name)
-            known = self._layouts.get(index.name, False)
-        return known
+        :data:`.layout.BOUNDS_IN_META` layout, and :data:`.layout.FILTER_KEYS`)."""
+        return self._layout(index) in _BOUNDS_IN_META
+
+    def _metadata_field(self, index: IndexSpec) -> str:
+        """The field a record's metadata is read from."""
+        return layout.DYNAMIC if self._filter_keys(index) else layout.META
+
+    def _filter_keys(self, index: IndexSpec) -> bool:
+        """Whether the collection of ``index`` keeps each record's filter keys in its
+        dynamic field (the :data:`.layout.FILTER_KEYS` layout)."""
+        return self._layout(index) == layout.FILTER_KEYS
 
     def _pk(self, namespace: str, record_id: str) -> str:
         return layout.make_pk(namespace, record_id, encoded=self._engine.encoded_text)
@@ -249,8 +267,10 @@ class MilvusAdapter:
         return layout.split_pk(str(row[layout.PK]), encoded=self._engine.encoded_text)[1]
 
     def _metadata_of(self, row: Row) -> dict[str, Any]:
-        return dict(layout.decode_metadata(row.get(layout.META),
-                                           encoded=self._engine.encoded_text))
+        # rows of the FILTER_KEYS layout hold the tagged keys themselves (the dynamic
+        # field's, merged in), the others a meta field
+        stored = row.get(layout.META) if layout.META in row else row
+        return dict(layout.decode_metadata(stored, encoded=self._engine.encoded_text))
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -289,7 +309,11 @@ class MilvusAdapter:
                 text, marker = self._catalog_specs([name]).get(name), None
         if not text:
             raise IndexNotFoundError(name)  # a collection vectorport did not create
-        self._layouts[name] = marker == layout.BOUNDS_IN_META
+        if marker is not None and marker not in _BOUNDS_IN_META:
+            raise BackendError(f"milvus: collection {name!r} has layout {marker!r}, which "
+                               f"this version of vectorport cannot read; upgrade "
+                               f"vectorport")
+        self._layouts[name] = marker
         spec = spec_from_json(text)
         self._specs.stored(name, spec)
         self._seen[name] = token
@@ -338,13 +362,15 @@ class MilvusAdapter:
 
     def create_index(self, spec: IndexSpec) -> None:
         options = creation_options(spec, self._engine)
-        in_meta = bounds_in_meta(self._engine)
-        schema = build_schema(self._client, spec, self._engine, bounds_in_meta=in_meta)
+        marker = new_layout(self._engine)
+        schema = build_schema(self._client, spec, self._engine,
+                              bounds_in_meta=marker in _BOUNDS_IN_META,
+                              filter_keys=marker == layout.FILTER_KEYS)
         index_params = build_index_params(self._client, spec)
         if self._engine.spec_in_properties:
             options["properties"] = {SPEC_PROPERTY: spec_to_json(spec)}
-            if in_meta:
-                options["properties"][layout.LAYOUT_PROPERTY] = layout.BOUNDS_IN_META
+            if marker is not None:
+                options["properties"][layout.LAYOUT_PROPERTY] = marker
         else:
             catalog_row(spec)  # checked before any I/O
         with translated("create_collection"):
@@ -368,7 +394,7 @@ class MilvusAdapter:
             except Exception:
                 self._client.drop_collection(spec.name, **self._t())  # never leave half an index
                 raise
-        self._layouts[spec.name] = in_meta
+        self._layouts[spec.name] = marker
         if self._columns is not None:
             self._columns.forget(spec.name)
         self._seen[spec.name] = self._tokens.current(spec.name)  # pymilvus' first upsert reads it too
@@ -431,7 +457,7 @@ class MilvusAdapter:
         """One record's row; ``in_meta``: the collection keeps list bounds in ``meta``
         (:meth:`_bounds_in_meta`, asked once per batch)."""
         return record_row(index, self._pk(namespace, record.id), namespace, record,
-                          self._engine, in_meta)
+                          self._engine, in_meta, filter_keys=self._filter_keys(index))
 
     def _column_wise(self, index: IndexSpec, namespace: str, probe: Record,
                      in_meta: bool) -> bool:
@@ -441,7 +467,8 @@ class MilvusAdapter:
             return False
         return self._columns.usable(index.name, probe, self._pk(namespace, probe.id),
                                     namespace, lambda: self._row(index, namespace, probe,
-                                                                 in_meta))
+                                                                 in_meta),
+                                    filter_keys=self._filter_keys(index))
 
     def _write(self, index: IndexSpec, namespace: str, records: Sequence[Record],
                in_meta: bool) -> None:
@@ -451,10 +478,12 @@ class MilvusAdapter:
         if self._columns is not None and self._column_wise(index, namespace, records[0],
                                                            in_meta):
             pks = [self._pk(namespace, r.id) for r in records]
-            self._call("upsert", index.name, self._columns.upsert, pks, namespace, records)
+            self._call("upsert", index.name, self._columns.upsert, pks, namespace, records,
+                       filter_keys=self._filter_keys(index))
         else:
             rows = [self._row(index, namespace, r, in_meta) for r in records]
-            self._call("upsert", index.name, self._client.upsert, rows)
+            write = self._client.insert if self._engine.inserts_replace else self._client.upsert
+            self._call("upsert", index.name, write, rows)
         self._sealing.written(index, len(records))
 
     def upsert(self, index: IndexSpec, namespace: str, records: Sequence[Record]) -> None:
@@ -480,7 +509,7 @@ class MilvusAdapter:
         if index.sparse and (request.sparse is not None or include.vectors):
             fields += [layout.SPARSE, layout.SPARSE_NEGATIVE]
         if include.metadata:
-            fields.append(layout.META)
+            fields.append(self._metadata_field(index))
         if include.vectors and index.sparse:
             fields.append(layout.AUX)
         if include.documents:
@@ -531,7 +560,7 @@ class MilvusAdapter:
 
     def _record_fields(self, index: IndexSpec) -> list[str]:
         """The fields a whole record of ``index`` is read from."""
-        fields = [layout.PK, layout.VECTOR, layout.META, layout.DOCUMENT]
+        fields = [layout.PK, layout.VECTOR, self._metadata_field(index), layout.DOCUMENT]
         if has_aux(index, self._bounds_in_meta(index)):
             fields.append(layout.AUX)
         if index.sparse:
@@ -607,7 +636,8 @@ class MilvusAdapter:
                     continue
             rows = self._hits.query_rows(self._call(
                 "query", index.name, self._client.query, filter=pk_in(chunk),
-                output_fields=fields, consistency_level="Strong"))
+                output_fields=fields, consistency_level="Strong"),
+                dynamic=layout.DYNAMIC in fields)
             out.extend(self._record(index, row) for row in rows)
         return out
 
@@ -671,12 +701,13 @@ class MilvusAdapter:
             rows = [row for chunk in batches(keys, _PK_CHUNK)
                     for row in self._hits.query_rows(self._call(
                         "query", index.name, self._client.query, filter=pk_in(chunk),
-                        output_fields=fields, consistency_level=consistency))]
+                        output_fields=fields, consistency_level=consistency),
+                        dynamic=layout.DYNAMIC in fields)]
         else:
             rows = list(self._hits.query_rows(self._call(
                 "query", index.name, self._client.query, filter=expression,
                 output_fields=fields, limit=limit, iterator="True",
-                consistency_level=consistency)))
+                consistency_level=consistency), dynamic=layout.DYNAMIC in fields))
         return sorted(rows, key=lambda r: str(r[layout.PK]))
 
     def list_namespaces(self, index: IndexSpec) -> list[str]:

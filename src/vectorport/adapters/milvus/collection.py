@@ -52,8 +52,16 @@ def native_index_params(spec: IndexSpec) -> tuple[str, dict[str, int]]:
 
 def bounds_in_meta(engine: Engine) -> bool:
     """Whether new collections on ``engine`` get the :data:`.layout.BOUNDS_IN_META`
-    layout: engines that keep collection properties (where the marker lives)."""
+    layout (or :data:`.layout.FILTER_KEYS`, which keeps lists so too): engines that
+    keep collection properties (where the marker lives)."""
     return engine.spec_in_properties
+
+
+def new_layout(engine: Engine) -> str | None:
+    """The :data:`.layout.LAYOUT_PROPERTY` marker of new collections on ``engine``."""
+    if not engine.spec_in_properties:
+        return None
+    return layout.FILTER_KEYS if engine.filter_keys else layout.BOUNDS_IN_META
 
 
 def has_aux(spec: IndexSpec, bounds_in_meta: bool) -> bool:
@@ -62,10 +70,12 @@ def has_aux(spec: IndexSpec, bounds_in_meta: bool) -> bool:
 
 
 def build_schema(client: Any, spec: IndexSpec, engine: Engine = CURRENT, *,
-                 bounds_in_meta: bool = False) -> Any:
+                 bounds_in_meta: bool = False, filter_keys: bool = False) -> Any:
+    """The collection's schema; ``filter_keys``: the :data:`.layout.FILTER_KEYS`
+    layout's, the metadata in the dynamic field and no ``meta``."""
     from pymilvus import DataType
 
-    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=filter_keys)
     # encoded ids (milvus-lite 2) can take twice the bytes
     pk_bytes = layout.PK_MAX_BYTES * (2 if engine.encoded_text else 1)
     schema.add_field(layout.PK, DataType.VARCHAR, is_primary=True, max_length=pk_bytes)
@@ -76,7 +86,8 @@ def build_schema(client: Any, spec: IndexSpec, engine: Engine = CURRENT, *,
     if spec.sparse:
         schema.add_field(layout.SPARSE, DataType.SPARSE_FLOAT_VECTOR)
         schema.add_field(layout.SPARSE_NEGATIVE, DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_field(layout.META, DataType.JSON)
+    if not filter_keys:  # else the metadata is in the dynamic field
+        schema.add_field(layout.META, DataType.JSON)
     if has_aux(spec, bounds_in_meta):
         schema.add_field(layout.AUX, DataType.JSON)
     document: dict[str, Any] = {"nullable": True} if engine.nullable_documents else {}
@@ -134,6 +145,7 @@ __all__ = [
     "catalog_row",
     "catalog_schema",
     "native_index_params",
+    "new_layout",
     "spec_from_json",
     "spec_to_json",
 ]

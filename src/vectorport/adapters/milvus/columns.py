@@ -9,13 +9,16 @@ float32 matrix, the metadata as the JSON bytes :mod:`.layout` encodes. The reque
 the very message pymilvus would send (compared byte for byte, see below), sent over
 the same client's gRPC stub.
 
-Used only where it is proven: a milvus-lite file (the engine runs in this process,
+Used only where it is proven: a milvus-lite 3 file (the engine runs in this process,
 with the pymilvus that ``milvus-lite`` installs) and a dense collection of the current
-layout (list bounds in ``meta``, nullable documents, no ``aux``). The first write to a
-collection builds one record both ways, pymilvus' and ours, and uses the columns only
-when the two messages are equal: another pymilvus, another schema or another field
-order falls back to ``MilvusClient.upsert`` with nothing lost. Milvus servers always
-take ``MilvusClient.upsert`` (its retries and call context stay in charge there).
+layouts (list bounds in ``meta``, nullable documents, no ``aux``; with the dynamic field
+of filter keys where the layout has it). The first write to a collection builds one
+record both ways, pymilvus' and ours, and uses the columns only when the two messages
+are equal: another pymilvus, another schema or another field order falls back to
+pymilvus' own packing of rows with nothing lost. The request is an insert: on
+milvus-lite 3 an insert replaces a record whole, where an upsert reads the stored
+record and merges (``Engine.inserts_replace``). Milvus servers always take
+``MilvusClient.upsert`` (its retries and call context stay in charge there).
 """
 
 from __future__ import annotations
@@ -30,13 +33,19 @@ from vectorport.core.types import Record
 
 
 def request(collection: str, pks: Sequence[str], namespace: str,
-            records: Sequence[Record], schema_timestamp: int) -> Any:
-    """The ``UpsertRequest`` of validated dense records, fields in the schema's order
-    (:func:`.collection.build_schema`)."""
+            records: Sequence[Record], schema_timestamp: int, *,
+            filter_keys: bool = False) -> Any:
+    """The ``InsertRequest`` of validated dense records (an insert replaces on
+    milvus-lite 3, see the module docstring), fields in the schema's order
+    (:func:`.collection.build_schema`); ``filter_keys``: the metadata in the dynamic
+    field, last, as :func:`.layout.filter_keys` (the :data:`.layout.FILTER_KEYS`
+    layout, which has no ``meta``), as pymilvus packs a row's keys outside the
+    schema."""
+    import orjson
     from pymilvus import DataType
     from pymilvus.grpc_gen import milvus_pb2
 
-    message = milvus_pb2.UpsertRequest(collection_name=collection, partition_name="",
+    message = milvus_pb2.InsertRequest(collection_name=collection, partition_name="",
                                        num_rows=len(records),
                                        schema_timestamp=schema_timestamp)
     message.fields_data.add(field_name=layout.PK, type=DataType.VARCHAR) \
@@ -48,13 +57,18 @@ def request(collection: str, pks: Sequence[str], namespace: str,
     if records:
         vectors.vectors.float_vector.MergeFromString(
             packed_floats(np.stack([r.vector for r in records])))
-    message.fields_data.add(field_name=layout.META, type=DataType.JSON) \
-        .scalars.json_data.data.extend(
-            [layout.encode_metadata_bounds_first(r.metadata) for r in records])
+    if not filter_keys:
+        message.fields_data.add(field_name=layout.META, type=DataType.JSON) \
+            .scalars.json_data.data.extend(
+                [layout.encode_metadata_bounds_first(r.metadata) for r in records])
     documents = message.fields_data.add(field_name=layout.DOCUMENT, type=DataType.VARCHAR)
     documents.valid_data.extend([r.document is not None for r in records])
     documents.scalars.string_data.data.extend(
         [r.document for r in records if r.document is not None])
+    if filter_keys:
+        message.fields_data.add(field_name=layout.DYNAMIC, type=DataType.JSON,
+                                is_dynamic=True).scalars.json_data.data.extend(
+            [orjson.dumps(layout.filter_keys(r.metadata)) for r in records])
     return message
 
 
@@ -108,9 +122,9 @@ def _varint(value: int) -> bytes:
 
 
 class ColumnUpserts:
-    """Sends column-wise upserts over one ``MilvusClient``'s connection, for the
-    collections where the probe (see the module docstring) proved them equal to
-    pymilvus' own."""
+    """Sends column-wise upserts (inserts that replace, see the module docstring) over
+    one ``MilvusClient``'s connection, for the collections where the probe proved them
+    equal to pymilvus' own."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
@@ -125,22 +139,23 @@ class ColumnUpserts:
         return schema, int(timestamp or 0)
 
     def usable(self, collection: str, probe: Record, pk: str, namespace: str,
-               row: Callable[[], dict[str, Any]]) -> bool:
+               row: Callable[[], dict[str, Any]], *, filter_keys: bool = False) -> bool:
         """Whether upserts into ``collection`` go column-wise: decided once, from one
         record's row as :func:`.rows.record_row` builds it for pymilvus (``row`` builds
-        it, only for that first write)."""
+        it, only for that first write); ``filter_keys`` as for :func:`request`."""
         known = self._proven.get(collection)
         if known is None:
             try:
                 from pymilvus.client.prepare import Prepare
 
                 schema, timestamp = self._schema(collection)
-                theirs = Prepare.row_upsert_param(
+                theirs = Prepare.row_insert_param(
                     collection, [row()], "", schema["fields"],
                     schema.get("struct_array_fields", []),
                     enable_dynamic=bool(schema.get("enable_dynamic_field", False)),
                     schema_timestamp=timestamp)
-                ours = request(collection, [pk], namespace, [probe], timestamp)
+                ours = request(collection, [pk], namespace, [probe], timestamp,
+                               filter_keys=filter_keys)
                 known = bool(theirs == ours)
             except Exception:  # another pymilvus: its own path, whatever the reason
                 known = False
@@ -148,15 +163,17 @@ class ColumnUpserts:
         return known
 
     def upsert(self, collection: str, pks: Sequence[str], namespace: str,
-               records: Sequence[Record], timeout: float | None = None) -> None:
-        """What ``MilvusClient.upsert`` does with the rows, from the columns."""
+               records: Sequence[Record], timeout: float | None = None, *,
+               filter_keys: bool = False) -> None:
+        """What ``MilvusClient.insert`` does with the rows, from the columns."""
         from pymilvus.client import ts_utils
         from pymilvus.client.utils import check_status
 
         handler = self._client._get_connection()
         _, timestamp = self._schema(collection)
-        message = request(collection, pks, namespace, records, timestamp)
-        response = handler._stub.Upsert(message, timeout=timeout)
+        message = request(collection, pks, namespace, records, timestamp,
+                          filter_keys=filter_keys)
+        response = handler._stub.Insert(message, timeout=timeout)
         check_status(response.status)
         ts_utils.update_collection_ts(collection, response.timestamp,
                                       handler.server_address, "")

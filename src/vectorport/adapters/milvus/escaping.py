@@ -9,7 +9,8 @@ literal the adapter writes into an expression is produced here, and nowhere else
   the grammars refuse raw are written as escapes understood identically by the Milvus
   server grammar (``Plan.g4``, decoded like a Go string) and by milvus-lite's tokenizer;
 - numbers and booleans: :func:`render_scalar`, from Python values only (never text);
-- JSON keys: :func:`json_path`, a field identifier followed by a quoted key.
+- JSON keys: :func:`json_path`, a field identifier followed by a quoted key, and
+  :func:`dynamic_key`, a quoted key of the dynamic field.
 
 ``tests/backends/milvus/test_escaping.py`` proves with hypothesis that no string changes the
 structure of an expression: parsed by milvus-lite's own parser, a quoted string is
@@ -86,4 +87,10 @@ def json_path(field: str, key: str) -> str:
     return f"{identifier(field)}[{quote_string(key)}]"
 
 
-__all__ = ["identifier", "json_path", "quote_string", "render_list", "render_scalar"]
+def dynamic_key(key: str) -> str:
+    """``$meta["key"]``: the value under ``key`` in the collection's dynamic field."""
+    return f"$meta[{quote_string(key)}]"
+
+
+__all__ = ["dynamic_key", "identifier", "json_path", "quote_string", "render_list",
+           "render_scalar"]

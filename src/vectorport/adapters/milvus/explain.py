@@ -5,7 +5,8 @@ The expression a query sends is the namespace condition and the compiled filter,
 :meth:`MilvusAdapter._scoped` builds it for the query itself. Its literals are values
 (the namespace, filter values), so :func:`mask_literals` shows the expression with each
 literal replaced by a ``?`` marker and lists the markers' kinds; JSON keys
-(``meta["n:year"]``) are field names and stay.
+(``meta["n:year"]``, ``$meta["n:year"]``) are field names and stay, but for the value
+part of a membership key (``$meta["e:tags:?"]``), which is a filter value.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from vectorport.adapterkit import Explanation, IndexSpec, QueryRequest
+from vectorport.adapters.milvus import layout
 from vectorport.adapters.milvus.collection import MILVUS_METRICS
 from vectorport.adapters.milvus.filters import namespace_expression
 from vectorport.adapters.milvus.ranking import first_search_depth
@@ -32,6 +34,12 @@ def dense_search_params(index: IndexSpec, request: QueryRequest, depth: int) -> 
     return {"metric_type": MILVUS_METRICS[index.metric], "params": params}
 
 
+_MEMBER_KEY = '"' + layout.MEMBER + ":"
+"""How a membership key of the filter-keys layout opens (``$meta["e:field:value"]``):
+the field name is an identifier, so the key's value part starts after its second
+``:``."""
+
+
 def _string_end(text: str, start: int) -> int:
     """The index just past the double-quoted literal opening at ``start``."""
     i = start + 1
@@ -42,7 +50,8 @@ def _string_end(text: str, start: int) -> int:
 
 def mask_literals(expression: str) -> tuple[str, tuple[str, ...]]:
     """``expression`` with its string, number and boolean literals replaced by ``?``,
-    and their kinds in order. A string right after ``[`` is a JSON key: kept."""
+    and their kinds in order. A string right after ``[`` is a JSON key: kept, but for
+    the value of a membership key (``e:field:value``)."""
     out: list[str] = []
     kinds: list[str] = []
     i, n = 0, len(expression)
@@ -52,7 +61,12 @@ def mask_literals(expression: str) -> tuple[str, tuple[str, ...]]:
             end = _string_end(expression, i)
             if i >= 2 and expression[i - 1] == "[" and (
                     expression[i - 2].isalnum() or expression[i - 2] == "_"):
-                out.append(expression[i:end])
+                if expression.startswith(_MEMBER_KEY, i):  # "e:field:value": a value
+                    field_end = expression.index(":", i + len(_MEMBER_KEY)) + 1
+                    out.append(expression[i:field_end] + '?"')
+                    kinds.append("string")
+                else:
+                    out.append(expression[i:end])
             else:
                 out.append("?")
                 kinds.append("string")

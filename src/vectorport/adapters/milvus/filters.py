@@ -47,9 +47,12 @@ encoding of :func:`.layout.encode_text`, which keeps equality, order and prefixe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from vectorport import adapterkit as kit
 from vectorport.adapters.milvus import layout
 from vectorport.adapters.milvus.escaping import (
+    dynamic_key,
     json_path,
     quote_string,
     render_list,
@@ -66,8 +69,29 @@ INEXACT_NUMBERS = ("the Milvus C++ engine compares JSON numbers as 64-bit floats
 _RANGE_SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
 
-def _meta(kind: str, field: str) -> str:
-    return json_path(layout.META, layout.tagged(kind, field))
+@dataclass(frozen=True)
+class _Dialect:
+    """What an expression may say and where it reads each tagged key: ``negation`` (the
+    engine has ``not`` and ``exists``), ``bounds_in_meta`` (lists stored bounds first,
+    :data:`.layout.BOUNDS_IN_META`) and ``filter_keys`` (the keys of
+    :func:`.layout.filter_keys` in the dynamic field, :data:`.layout.FILTER_KEYS`)."""
+
+    negation: bool = True
+    bounds_in_meta: bool = False
+    filter_keys: bool = False
+
+    def key(self, kind: str, field: str) -> str:
+        """The path of a tagged key of a record's metadata."""
+        if self.filter_keys:
+            return dynamic_key(layout.tagged(kind, field))
+        return json_path(layout.META, layout.tagged(kind, field))
+
+    def member(self, field: str, value: Scalar) -> str:
+        """A test, never null, that the list field ``field`` holds ``value``."""
+        if self.filter_keys:
+            assert isinstance(value, str)  # lists hold strings only
+            return _exists(dynamic_key(layout.member(field, value)))
+        return f"json_contains({self.key(layout.LIST, field)}, {render_scalar(value)})"
 
 
 def _aux(kind: str, field: str) -> str:
@@ -105,46 +129,50 @@ def _guarded(path: str, tests: list[str], join: str, guard: bool = True) -> str:
     return f"({_exists(path)} and {inner})"
 
 
-def _equals_any(field: str, values: tuple[Scalar, ...], guard: bool = True) -> str:
+def _equals_any(field: str, values: tuple[Scalar, ...], guard: bool,
+                dialect: _Dialect) -> str:
     """``$in`` (and ``$eq`` with one value): the field equals one of the values, or
     for a list field shares one of them."""
     kind = _scalar_kind(values[0])
-    path = _meta(kind, field)
+    path = dialect.key(kind, field)
     scalar = _guarded(path, [_compare(path, "==", v) for v in values], "or", guard)
     if kind != layout.STRING:
         return scalar
-    lists = _meta(layout.LIST, field)
-    if len(values) == 1:
-        member = f"json_contains({lists}, {render_scalar(values[0])})"
-    else:
-        member = f"json_contains_any({lists}, {render_list(values)})"
-    return f"({scalar} or {member})"
+    if dialect.filter_keys or len(values) == 1:
+        return _any([scalar, *(dialect.member(field, v) for v in values)])
+    lists = dialect.key(layout.LIST, field)
+    return f"({scalar} or json_contains_any({lists}, {render_list(values)}))"
 
 
-def _contains_all(field: str, values: tuple[Scalar, ...], guard: bool = True) -> str:
+def _contains_all(field: str, values: tuple[Scalar, ...], guard: bool,
+                  dialect: _Dialect) -> str:
     """``$all``: a list field holds every value; a scalar field only ``$all: [itself]``."""
     kind = _scalar_kind(values[0])
-    path = _meta(kind, field)
+    path = dialect.key(kind, field)
     scalar = _guarded(path, [_compare(path, "==", v) for v in values], "and", guard)
     if kind != layout.STRING:
         return scalar
-    lists = _meta(layout.LIST, field)
+    if dialect.filter_keys:
+        return _any([scalar, _all([dialect.member(field, v) for v in values])])
+    lists = dialect.key(layout.LIST, field)
     return f"({scalar} or json_contains_all({lists}, {render_list(values)}))"
 
 
-def _range(field: str, op: str, value: Scalar, guard: bool = True,
-           bounds_in_meta: bool = False) -> str:
+def _range(field: str, op: str, value: Scalar, guard: bool, dialect: _Dialect) -> str:
     symbol = _RANGE_SYMBOLS[op]
     kind = _scalar_kind(value)
-    path = _meta(kind, field)
+    path = dialect.key(kind, field)
     scalar = _guarded(path, [_compare(path, symbol, value)], "and", guard)
     if kind != layout.STRING:
         return scalar
     # Some element of a list compares: its largest one for > and >=, smallest for < and <=.
     largest = op in ("$gt", "$gte")
-    if bounds_in_meta:
-        return _any([scalar, _bounds_first(field, symbol, value, largest, guard)])
     bound = layout.LIST_MAX if largest else layout.LIST_MIN
+    if dialect.filter_keys:
+        kept = dialect.key(bound, field)
+        return _any([scalar, _guarded(kept, [_compare(kept, symbol, value)], "and", guard)])
+    if dialect.bounds_in_meta:
+        return _any([scalar, _bounds_first(field, symbol, value, largest, guard, dialect)])
     parts = [scalar]
     for key in (bound, layout.LIST_ONLY):
         aux = _aux(key, field)
@@ -153,13 +181,13 @@ def _range(field: str, op: str, value: Scalar, guard: bool = True,
 
 
 def _bounds_first(field: str, symbol: str, value: Scalar, largest: bool,
-                  guard: bool) -> str:
+                  guard: bool, dialect: _Dialect) -> str:
     """The range over a list stored bounds first (:func:`.layout.bounds_first`): the
     smallest element at position 0, the largest at 1, or at 0 in a one-element list (no
     position 1). ``[0] > v or [1] > v`` is ``largest > v`` either way, as the smallest
     exceeding ``v`` means the largest does; with ``guard`` each position is guarded, so
     the leaf is two-valued."""
-    items = _meta(layout.LIST, field)
+    items = dialect.key(layout.LIST, field)
     first = _compare(f"{items}[0]", symbol, value)
     if not largest:
         return _guarded(items, [first], "and", guard)
@@ -169,18 +197,22 @@ def _bounds_first(field: str, symbol: str, value: Scalar, largest: bool,
     return _guarded(items, [f"({first} or {second})"], "and", guard)
 
 
-def _exists_field(field: str) -> str:
-    return _any([_exists(_meta(kind, field)) for kind in layout.KINDS])
+def _exists_field(field: str, dialect: _Dialect) -> str:
+    # a list's presence by its smallest element: the list itself mixes strings and the
+    # order int (bounds first), which Arrow cannot make a column of
+    kinds = ((layout.STRING, layout.LIST_MIN, layout.NUMBER, layout.BOOL)
+             if dialect.filter_keys else layout.KINDS)
+    return _any([_exists(dialect.key(kind, field)) for kind in kinds])
 
 
-def _present_field(field: str) -> str:
+def _present_field(field: str, dialect: _Dialect) -> str:
     """``$exists: true`` without ``exists``: per kind, a test every value passes.
     Lists are never empty, so each has a smallest element in ``aux``."""
-    number = _meta(layout.NUMBER, field)
+    number = dialect.key(layout.NUMBER, field)
     return _any([
         f"({number} >= 0 or {number} < 0)",
-        f"{_meta(layout.STRING, field)} >= {quote_string('')}",
-        f"{_meta(layout.BOOL, field)} in [true, false]",
+        f"{dialect.key(layout.STRING, field)} >= {quote_string('')}",
+        f"{dialect.key(layout.BOOL, field)} in [true, false]",
         f"{_aux(layout.LIST_MIN, field)} >= {quote_string('')}",
         f"{_aux(layout.LIST_ONLY, field)} >= {quote_string('')}",
     ])
@@ -192,46 +224,45 @@ def _no_negation(feature: str) -> UnsupportedFeatureError:
     )
 
 
-def _condition(node: Condition, negation: bool, bounds_in_meta: bool = False,
-               negated: bool = False) -> str:
-    """``node`` in the dialect (``negation``: it has ``not``), under an odd number of
-    negations when ``negated`` (its leaves then guarded: see the module docstring)."""
+def _condition(node: Condition, dialect: _Dialect, negated: bool = False) -> str:
+    """``node`` in the dialect, under an odd number of negations when ``negated`` (its
+    leaves then guarded: see the module docstring)."""
     field, op, value = node.field, node.op, node.value
+    negation = dialect.negation
     if not negation and (op in ("$ne", "$nin") or (op == "$exists" and not value)):
         raise _no_negation(op if op != "$exists" else "$exists: false")
     if op == "$exists":
         if not negation:
-            return _present_field(field)
-        present = _exists_field(field)
+            return _present_field(field, dialect)
+        present = _exists_field(field, dialect)
         return present if value else f"(not {present})"
     # $ne and $nin test under their own not: guarded when that not counts negatively
     guard = negation and (negated != (op in ("$ne", "$nin")))
     if op in ("$eq", "$ne"):
-        expr = _equals_any(field, (value,), guard)  # type: ignore[arg-type]
+        expr = _equals_any(field, (value,), guard, dialect)  # type: ignore[arg-type]
         return expr if op == "$eq" else f"(not {expr})"
     if op in ("$in", "$nin"):
-        expr = _equals_any(field, value, guard)  # type: ignore[arg-type]
+        expr = _equals_any(field, value, guard, dialect)  # type: ignore[arg-type]
         return expr if op == "$in" else f"(not {expr})"
     if op == "$all":
-        return _contains_all(field, value, guard)  # type: ignore[arg-type]
-    return _range(field, op, value, guard, bounds_in_meta)  # type: ignore[arg-type]
+        return _contains_all(field, value, guard, dialect)  # type: ignore[arg-type]
+    return _range(field, op, value, guard, dialect)  # type: ignore[arg-type]
 
 
-def _compile(node: Filter, negation: bool, bounds_in_meta: bool = False,
-             negated: bool = False) -> str:
+def _compile(node: Filter, dialect: _Dialect, negated: bool = False) -> str:
     if isinstance(node, Condition):
-        return _condition(node, negation, bounds_in_meta, negated)
+        return _condition(node, dialect, negated)
     if isinstance(node, And):
-        return _all([_compile(c, negation, bounds_in_meta, negated) for c in node.children])
+        return _all([_compile(c, dialect, negated) for c in node.children])
     if isinstance(node, Or):
-        return _any([_compile(c, negation, bounds_in_meta, negated) for c in node.children])
-    if not negation:
+        return _any([_compile(c, dialect, negated) for c in node.children])
+    if not dialect.negation:
         raise _no_negation("$nor" if isinstance(node, Nor) else "$not")
     if isinstance(node, Nor):
-        return "(not " + _any([_compile(c, negation, bounds_in_meta, not negated)
+        return "(not " + _any([_compile(c, dialect, not negated)
                                for c in node.children]) + ")"
     assert isinstance(node, Not)
-    return f"(not {_compile(node.child, negation, bounds_in_meta, not negated)})"
+    return f"(not {_compile(node.child, dialect, not negated)})"
 
 
 def _encoded(node: Filter) -> Filter:
@@ -257,30 +288,37 @@ class _Compiler(kit.FilterCompiler[str]):
     """One engine dialect's compiler; memoised by the kit (keyed by the node's ``repr``,
     so ``True``, ``1`` and ``1.0`` filters never share an expression)."""
 
-    def __init__(self, negation: bool, encoded: bool, bounds_in_meta: bool,
-                 exact_numbers: bool) -> None:
+    def __init__(self, dialect: _Dialect, encoded: bool, exact_numbers: bool) -> None:
         super().__init__()
-        self.negation = negation
+        self.dialect = dialect
         self.encoded = encoded
-        self.bounds_in_meta = bounds_in_meta
         self.exact_numbers = exact_numbers
 
     def build(self, node: Filter) -> str:
         if not self.exact_numbers:
             kit.refuse_inexact_numbers(node, BACKEND, INEXACT_NUMBERS)
-        return _compile(_encoded(node) if self.encoded else node, self.negation,
-                        self.bounds_in_meta)
+        return _compile(_encoded(node) if self.encoded else node, self.dialect)
 
 
-_COMPILERS = {(n, e, b, x): _Compiler(n, e, b, x) for n in (True, False)
-              for e in (True, False) for b in (True, False) for x in (True, False)}
+_COMPILERS: dict[tuple[bool, bool, bool, bool, bool], _Compiler] = {}
+
+
+def _compiler(negation: bool, encoded: bool, bounds_in_meta: bool, exact_numbers: bool,
+              filter_keys: bool) -> _Compiler:
+    key = (negation, encoded, bounds_in_meta, exact_numbers, filter_keys)
+    compiler = _COMPILERS.get(key)
+    if compiler is None:  # a race makes two, of which one is kept: both compile alike
+        compiler = _COMPILERS.setdefault(key, _Compiler(
+            _Dialect(negation, bounds_in_meta or filter_keys, filter_keys), encoded,
+            exact_numbers))
+    return compiler
 
 
 class _AllDialects:
     """The memo of every dialect, as one cache to clear (benchmarks time cold compiles)."""
 
     def clear(self) -> None:
-        for compiler in _COMPILERS.values():
+        for compiler in list(_COMPILERS.values()):
             compiler.cache_clear()
 
 
@@ -288,16 +326,19 @@ _cache = _AllDialects()
 
 
 def compile_filter(node: Filter, *, negation: bool = True, encoded: bool = False,
-                   bounds_in_meta: bool = False, exact_numbers: bool = True) -> str:
+                   bounds_in_meta: bool = False, exact_numbers: bool = True,
+                   filter_keys: bool = False) -> str:
     """The Milvus expression matching exactly the records the oracle matches.
 
     ``negation=False`` compiles to the monotone dialect, ``encoded=True`` compares
     encoded strings, ``bounds_in_meta=True`` reads list bounds where the
-    :data:`.layout.BOUNDS_IN_META` layout keeps them (see the module docstring), and
-    ``exact_numbers=False`` refuses number operands of magnitude 2^53 or more (an engine
-    comparing JSON numbers as float64, :mod:`.engine_line`).
+    :data:`.layout.BOUNDS_IN_META` layout keeps them, ``filter_keys=True`` reads only the
+    dynamic field's keys of the :data:`.layout.FILTER_KEYS` layout (see the module
+    docstring), and ``exact_numbers=False`` refuses number operands of magnitude 2^53
+    or more (an engine comparing JSON numbers as float64, :mod:`.engine_line`).
     """
-    return _COMPILERS[(negation, encoded, bounds_in_meta, exact_numbers)].compile(node)
+    return _compiler(negation, encoded, bounds_in_meta, exact_numbers,
+                     filter_keys).compile(node)
 
 
 def namespace_expression(namespace: str) -> str:
@@ -312,13 +353,13 @@ def other_namespaces_expression(namespace: str) -> str:
 
 def scoped(namespace: str, node: Filter | None, *extra: str, negation: bool = True,
            encoded: bool = False, bounds_in_meta: bool = False,
-           exact_numbers: bool = True) -> str:
+           exact_numbers: bool = True, filter_keys: bool = False) -> str:
     """The namespace condition, the compiled filter and any extra conditions, and-ed."""
     parts = [namespace_expression(namespace), *extra]
     if node is not None:
         parts.append(compile_filter(node, negation=negation, encoded=encoded,
                                     bounds_in_meta=bounds_in_meta,
-                                    exact_numbers=exact_numbers))
+                                    exact_numbers=exact_numbers, filter_keys=filter_keys))
     return " and ".join(parts)
 
 

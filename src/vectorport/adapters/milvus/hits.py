@@ -15,9 +15,10 @@ Used only where it is proven, as the column-wise upserts are (:mod:`.columns`): 
 first result of each kind (search or query) whose rows carry a given set of lazily
 decoded fields is read both ways, pymilvus' and ours, and the columns serve that set
 only when the rows are equal (vectors as float32 values; every other field as
-pymilvus gives it). A pymilvus that keeps its results otherwise, a nullable or sparse
-vector, a dynamic field or any field type not read here keeps pymilvus' own decoding,
-with nothing lost.
+pymilvus gives it; the dynamic field's keys merged into each row where it was asked
+for, and left out where not, though milvus-lite sends it either way). A pymilvus that
+keeps its results otherwise, a nullable or sparse vector or any field type not read
+here keeps pymilvus' own decoding, with nothing lost.
 """
 
 from __future__ import annotations
@@ -42,24 +43,26 @@ _JSON = 23
 @dataclass(frozen=True)
 class _Undecoded:
     """A result pymilvus has not decoded yet: each row's eagerly decoded fields (copies,
-    with ``pk``), the fields left encoded, and where the rows start in them."""
+    with ``pk``), the fields left encoded, where the rows start in them, and whether
+    the dynamic field was asked for (its keys then merged into each row, as pymilvus
+    does; milvus-lite sends it either way)."""
 
     kind: str
     rows: list[dict[str, Any]]
     lazy: tuple[Any, ...]
     start: int
+    dynamic: bool
 
     @property
-    def shape(self) -> tuple[str, tuple[tuple[str, int], ...]]:
-        return self.kind, tuple((f.field_name, int(f.type)) for f in self.lazy)
+    def shape(self) -> tuple[str, bool, tuple[tuple[str, int], ...]]:
+        return self.kind, self.dynamic, tuple((f.field_name, int(f.type)) for f in self.lazy)
 
 
 def _readable(lazy: Sequence[Any]) -> bool:
-    return all(not len(f.valid_data) and (f.type == _FLOAT_VECTOR or (
-        f.type == _JSON and not f.is_dynamic)) for f in lazy)
+    return all(not len(f.valid_data) and f.type in (_FLOAT_VECTOR, _JSON) for f in lazy)
 
 
-def _search_hits(hits: Any) -> _Undecoded | None:
+def _search_hits(hits: Any, dynamic: bool) -> _Undecoded | None:
     """One query's hits of a search (pymilvus' ``HybridHits``), undecoded."""
     lazy = getattr(hits, "lazy_field_data", None)
     if (lazy is None or getattr(hits, "has_materialized", True)
@@ -73,10 +76,10 @@ def _search_hits(hits: Any) -> _Undecoded | None:
         entity = dict(hit.get("entity") or {})
         entity[layout.PK] = hit.get(layout.PK, pk)
         rows.append(entity)
-    return _Undecoded("search", rows, tuple(lazy), hits.start)
+    return _Undecoded("search", rows, tuple(lazy), hits.start, dynamic)
 
 
-def _query_rows(result: Any) -> _Undecoded | None:
+def _query_rows(result: Any, dynamic: bool) -> _Undecoded | None:
     """A query's rows (pymilvus' ``HybridExtraList``), undecoded."""
     lazy = getattr(result, "_lazy_field_data", None)
     decoded = getattr(result, "_materialized_bitmap", None)
@@ -86,7 +89,7 @@ def _query_rows(result: Any) -> _Undecoded | None:
     rows = [dict(list.__getitem__(result, i)) for i in range(len(result))]
     if any("_original_idx" in row for row in rows):  # rows expanded per element
         return None
-    return _Undecoded("query", rows, tuple(lazy), 0)
+    return _Undecoded("query", rows, tuple(lazy), 0, dynamic)
 
 
 def column_rows(result: _Undecoded) -> list[Row] | None:
@@ -97,6 +100,8 @@ def column_rows(result: _Undecoded) -> list[Row] | None:
     rows, start, count = result.rows, result.start, len(result.rows)
     for field in result.lazy:
         name = field.field_name
+        if field.is_dynamic and not result.dynamic:
+            continue  # not asked for (milvus-lite sends it anyway): left out, as pymilvus does
         if field.type == _FLOAT_VECTOR:
             dim = field.vectors.dim
             values = unpacked_floats(field.vectors.float_vector.SerializeToString())
@@ -109,8 +114,12 @@ def column_rows(result: _Undecoded) -> list[Row] | None:
             data = field.scalars.json_data.data
             if len(data) < start + count:
                 return None
-            for i, row in enumerate(rows):
-                row[name] = orjson.loads(data[start + i])
+            if field.is_dynamic:  # its keys merged into the row
+                for i, row in enumerate(rows):
+                    row.update(orjson.loads(data[start + i]))
+            else:
+                for i, row in enumerate(rows):
+                    row[name] = orjson.loads(data[start + i])
     return list(rows)
 
 
@@ -144,17 +153,18 @@ class ColumnHits:
     the first read both ways gave equal rows (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._proven: dict[tuple[str, tuple[tuple[str, int], ...]], bool] = {}
+        self._proven: dict[tuple[str, bool, tuple[tuple[str, int], ...]], bool] = {}
 
-    def rows(self, hits: Any) -> Sequence[Row]:
+    def rows(self, hits: Any, *, dynamic: bool = False) -> Sequence[Row]:
         """One query's hits of a search as rows: field name → value, with ``pk``; dense
         vectors as read-only float32 arrays where read column-wise, lists of floats
-        otherwise."""
-        return self._read(_search_hits(hits), hits, decoded_hits)
+        otherwise; ``dynamic``: the search asked for the dynamic field, whose keys are
+        then in the rows."""
+        return self._read(_search_hits(hits, dynamic), hits, decoded_hits)
 
-    def query_rows(self, result: Any) -> Sequence[Row]:
+    def query_rows(self, result: Any, *, dynamic: bool = False) -> Sequence[Row]:
         """A query's rows, as :meth:`rows`."""
-        return self._read(_query_rows(result), result, list)
+        return self._read(_query_rows(result, dynamic), result, list)
 
     def _read(self, undecoded: _Undecoded | None, result: Any,
               decode: Callable[[Any], Iterable[Row]]) -> Sequence[Row]:

@@ -40,6 +40,21 @@ stored twice, so ``meta`` is at most 4/3 of the metadata's compact JSON (the tag
 two bytes a key are the most), and 40 KiB of metadata stays under Milvus' 64 KiB per
 JSON value. Membership filters never meet the int: lists hold strings, and a condition
 on a number only reads ``n:`` keys.
+
+With :data:`FILTER_KEYS` (new collections on milvus-lite 3, ``Engine.filter_keys``) the
+collection has no ``meta`` field: a record's metadata is in Milvus' dynamic field,
+under the same tagged keys (lists bounds first), with keys for filters beside them
+(:func:`filter_keys`): for each list its bounds (``<:name``, ``>:name``) and one key per
+element (``e:name:element``). Filters read only plain keys of the dynamic field
+(``$meta["n:year"] > 2000``, ``exists $meta["e:tags:red"]``), never a path into a list
+and no ``json_contains``. The reason is milvus-lite 3's filter evaluation: a path into a
+JSON field (``meta["n:g"]``), and any ``json_contains``, is evaluated record by record
+in Python, parsing the field at each read, while an expression of ``$meta`` keys and
+plain fields is evaluated on columns (each row's JSON parsed once per batch,
+comparisons in Arrow with Kleene logic, and record by record where Arrow cannot compare
+exactly, as for integers beyond 2^53 beside floats). milvus-lite returns the dynamic
+field with every row it reads, whether asked for or not, so keeping the metadata there
+once (not also in ``meta``) is also what keeps reads from growing.
 ``doc``     VARCHAR, nullable: the document, out of reach of metadata and filters.
             milvus-lite 2 refuses nullable fields: there ``doc`` holds ``""`` when
             there is no document, and ``aux["#d"]`` tells ``""`` from no document.
@@ -86,6 +101,13 @@ DOCUMENT_PRESENT = "#d"
 LAYOUT_PROPERTY = "vectorport.layout"
 BOUNDS_IN_META = "2"
 """The :data:`LAYOUT_PROPERTY` of collections that keep list bounds in ``meta``."""
+FILTER_KEYS = "3"
+"""The :data:`LAYOUT_PROPERTY` of collections laid out as :data:`BOUNDS_IN_META` ones
+that also keep each record's :func:`filter_keys` in the dynamic field."""
+MEMBER = "e"
+"""The tag of a :func:`filter_keys` membership key: ``e:field:element``."""
+DYNAMIC = "$meta"
+"""Milvus' name of a collection's dynamic field (in output fields and expressions)."""
 
 
 _LOW_END = 0x0E
@@ -163,6 +185,37 @@ def encode_metadata(
                 aux[tagged(LIST_MIN, name)] = low
                 aux[tagged(LIST_MAX, name)] = high
     return meta, aux
+
+
+def filter_keys(metadata: Mapping[str, MetadataValue]) -> dict[str, Any]:
+    """A record's metadata as a :data:`FILTER_KEYS` collection keeps it in its dynamic
+    field (see the module docstring): each scalar under its tagged key, as in ``meta``;
+    each list under ``l:name`` :func:`bounds_first`, and for filters its smallest and
+    largest element (``<:name``, ``>:name``) and one key ``e:name:element`` (true) per
+    distinct element. Field names hold no ``:``, so a key names one field and one
+    element only."""
+    keys: dict[str, Any] = {}
+    for name, value in metadata.items():
+        if isinstance(value, bool):
+            keys[BOOL + ":" + name] = value
+        elif isinstance(value, (int, float)):
+            keys[NUMBER + ":" + name] = value
+        elif isinstance(value, str):
+            keys[STRING + ":" + name] = value
+        else:
+            items = list(value)
+            keys[LIST + ":" + name] = bounds_first(items)
+            keys[LIST_MIN + ":" + name] = min(items)
+            keys[LIST_MAX + ":" + name] = max(items)
+            prefix = MEMBER + ":" + name + ":"
+            for item in items:
+                keys[prefix + item] = True
+    return keys
+
+
+def member(field: str, element: str) -> str:
+    """The :func:`filter_keys` key of ``element`` in the list field ``field``."""
+    return MEMBER + ":" + field + ":" + element
 
 
 def bounds_first(items: tuple[str, ...] | list[str]) -> list[Any]:
@@ -295,6 +348,8 @@ __all__ = [
     "AUX",
     "BOUNDS_IN_META",
     "DOCUMENT",
+    "DYNAMIC",
+    "FILTER_KEYS",
     "LAYOUT_PROPERTY",
     "META",
     "NAMESPACE",
@@ -309,8 +364,10 @@ __all__ = [
     "encode_metadata_bounds_first",
     "encode_sparse",
     "encode_text",
+    "filter_keys",
     "in_user_order",
     "make_pk",
+    "member",
     "signed_weights",
     "split_pk",
     "tagged",

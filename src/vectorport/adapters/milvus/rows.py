@@ -53,24 +53,27 @@ def _json_bytes_value(text: bytes) -> dict[str, Any] | str:
 
 
 def record_row(index: IndexSpec, pk: str, namespace: str, record: Record, engine: Engine,
-               in_meta: bool) -> dict[str, Any]:
+               in_meta: bool, *, filter_keys: bool = False) -> dict[str, Any]:
     """The row of one validated record; ``in_meta``: the collection keeps list bounds in
-    ``meta`` (:data:`.layout.BOUNDS_IN_META`). The document's size is a declared limit,
-    checked by the facade."""
-    aux: dict[str, Any]
-    if in_meta:
-        meta_value = _json_bytes_value(layout.encode_metadata_bounds_first(record.metadata))
-        aux = {}
-    else:
-        meta, aux = layout.encode_metadata(record.metadata, encoded=engine.encoded_text)
-        meta_value = json_value(meta)
+    ``meta`` (:data:`.layout.BOUNDS_IN_META`); ``filter_keys``: the metadata is in the
+    dynamic field instead (:data:`.layout.FILTER_KEYS`), which pymilvus packs from the
+    row's keys outside the schema. The document's size is a declared limit, checked by
+    the facade."""
+    aux: dict[str, Any] = {}
     row: dict[str, Any] = {
         layout.PK: pk,
         layout.NAMESPACE: namespace,
         layout.VECTOR: record.vector.tolist(),
-        layout.META: meta_value,
-        layout.DOCUMENT: record.document,
     }
+    if filter_keys:  # keys outside the schema: pymilvus packs them into the dynamic field
+        row.update(layout.filter_keys(record.metadata))
+    elif in_meta:
+        row[layout.META] = _json_bytes_value(
+            layout.encode_metadata_bounds_first(record.metadata))
+    else:
+        meta, aux = layout.encode_metadata(record.metadata, encoded=engine.encoded_text)
+        row[layout.META] = json_value(meta)
+    row[layout.DOCUMENT] = record.document
     if not engine.nullable_documents:
         row[layout.DOCUMENT] = record.document or ""
         if record.document is not None:

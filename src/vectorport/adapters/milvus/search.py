@@ -69,7 +69,9 @@ class Candidates:
             limit=depth, filter=self.expression, output_fields=self.fields,
             search_params=search_params, consistency_level=self.consistency,
         )
-        return self.adapter._hits.rows(result[0]) if result else []
+        if not result:
+            return []
+        return self.adapter._hits.rows(result[0], dynamic=layout.DYNAMIC in self.fields)
 
     def dense(self, limit: int) -> Sequence[Row]:
         assert self.request.vector is not None
