@@ -28,6 +28,16 @@ list's largest element for ``>``/``>=`` and its smallest for ``<``/``<=``, kept 
 (``bounds_in_meta=True``), the list's own first elements: it is stored bounds first, so
 ``meta["l:field"][0]`` is the smallest and ``[1]`` the largest.
 
+Filter-keys dialect (``filter_keys=True``, collections of the
+:data:`.layout.FILTER_KEYS` layout on milvus-lite 3): every key is read from the dynamic
+field (``$meta["n:year"]``), never through a path into a list and never with
+``json_contains``, so that milvus-lite evaluates the expression on columns rather than
+record by record. A list holds a value when the record has the key
+``e:field:value`` (``exists $meta["e:tags:red"]``: never null, so it needs no guard);
+a range over a list reads the kept bounds (``$meta[">:tags"]``, ``$meta["<:tags"]``);
+``$exists`` reads a list's smallest element. Such a key holds a filter value, which
+``explain`` masks (:func:`.explain.mask_literals`).
+
 Every literal goes through :mod:`.escaping`. Nothing the adapter cannot express exactly
 is left: on the current engine line the compiler raises no ``UnsupportedFeatureError``
 for any valid AST.
